@@ -1,0 +1,82 @@
+// One server process owned by a test: started with fork+exec, stopped by its PID, never by
+// name. Knows nothing about Redis, so redis-server, redis-sentinel and cluster nodes share it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace relock::test {
+
+// Thread-safety: none; one test thread drives a process at a time.
+// Lifetime: the destructor SIGKILLs a child that is still running and reaps it. The child also
+// gets SIGKILL when the thread that spawned it exits (PR_SET_PDEATHSIG is tied to the forking
+// thread, not the process), so a test process that crashes or aborts leaves no server behind;
+// the flip side is that a server spawned from a short-lived std::thread dies with that thread.
+class server_process {
+ public:
+  enum class readiness { ready, exited, timed_out };
+
+  server_process() = default;
+  ~server_process();
+  server_process(server_process&& other) noexcept;
+  server_process& operator=(server_process&&) = delete;
+  server_process(const server_process&) = delete;
+  server_process& operator=(const server_process&) = delete;
+
+  // Runs argv[0] (a path, not searched on PATH) with `argv`. stdin reads /dev/null; stdout and
+  // stderr are appended to `output`, so errors printed before the program opens its own log
+  // (a bad config line, say) are kept. Throws std::system_error when fork or exec fails and
+  // std::logic_error when the previous child is still running.
+  void spawn(std::vector<std::string> argv, std::filesystem::path output);
+
+  // Polls `answers` every `poll` until it returns true (ready), the child exits (exited), or
+  // `timeout` passes (timed_out; the child is left running for the caller to inspect).
+  readiness wait_ready(const std::function<bool()>& answers, std::chrono::milliseconds timeout,
+                       std::chrono::milliseconds poll = std::chrono::milliseconds(10));
+
+  // True while the child lives (stopped by pause() counts as living). Reaps it if it exited.
+  bool running();
+  // SIGTERM, then SIGKILL if it has not exited after `grace`; resumes a paused child first so
+  // it can act on SIGTERM. Returns at once when nothing runs.
+  void stop(std::chrono::milliseconds grace = std::chrono::seconds(5));
+  // SIGKILL and reap. Returns at once when nothing runs.
+  void kill();
+  // SIGSTOP / SIGCONT; each returns once the kernel reports the child stopped / continued.
+  void pause();
+  void resume();
+  bool paused() const { return paused_; }
+
+  // The last child's PID, kept after it exited (tests check that it is gone); -1 before spawn.
+  pid_t pid() const { return pid_; }
+  // "exited with status 1", "killed by signal 9", or "running".
+  std::string describe_exit() const;
+  const std::filesystem::path& output() const { return output_; }
+  // The last `lines` lines of the output file.
+  std::string output_tail(std::size_t lines = 40) const;
+  // Everything written to the output file since the last spawn().
+  std::string output_since_spawn() const;
+
+ private:
+  void reaped(int status);
+
+  pid_t pid_ = -1;
+  bool alive_ = false;
+  bool paused_ = false;
+  int wait_status_ = 0;
+  std::filesystem::path output_;
+  std::uintmax_t output_offset_ = 0;
+};
+
+// The absolute path of `program` found on $PATH, else `fallback` if it is executable; throws
+// std::runtime_error naming the program when neither exists.
+std::filesystem::path find_program(const std::string& program,
+                                   const std::filesystem::path& fallback);
+
+}  // namespace relock::test
