@@ -1,0 +1,71 @@
+// Settings of a relock client. Every default says why it is what it is.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+namespace relock {
+
+enum class log_level { debug, info, warning, error };
+
+// Which publish/subscribe commands the lock scripts and waiters use (compat §1).
+enum class publish_mode {
+  auto_detect,  // SPUBLISH/SSUBSCRIBE on a Cluster that supports them, else classic
+  sharded,      // always SPUBLISH/SSUBSCRIBE
+  classic,      // always PUBLISH/SUBSCRIBE
+};
+
+struct config {
+  // redis://[user[:password]@]host[:port][/db]. The password may also be given alone as
+  // redis://:password@host. Redis 6 ACL users need both.
+  std::string url = "redis://127.0.0.1:6379";
+
+  // How long to wait for TCP connect plus AUTH/SELECT/CLIENT SETNAME. 10 s matches Redisson's
+  // connectTimeout and leaves room for a busy server; an unreachable host fails fast anyway.
+  std::chrono::milliseconds connect_timeout{10'000};
+
+  // How long one command may wait for its reply (including waiting for a reconnect) before it
+  // fails alone with errc::timeout. 3 s matches Redisson's timeout.
+  std::chrono::milliseconds command_timeout{3'000};
+
+  // Reconnect backoff: the delay doubles from min to max, with jitter so a fleet that lost its
+  // server does not come back in lockstep.
+  std::chrono::milliseconds reconnect_min_delay{50};
+  std::chrono::milliseconds reconnect_max_delay{2'000};
+
+  // How long a lock outlives a holder that died. 30 s matches Redisson; the watchdog renews
+  // every watchdog_lease/3 while the holder lives.
+  std::chrono::milliseconds watchdog_lease{30'000};
+
+  // How long a release remembers its result under redisson_unlock_latch:... so a retried
+  // release never counts twice (compat §1). Must cover the retry window; 20 s as Redisson.
+  std::chrono::milliseconds unlock_latch_ttl{20'000};
+
+  // Renewals per script call, when held locks share a slot (compat §2). 100 as Redisson.
+  std::size_t renewal_batch = 100;
+
+  publish_mode publish = publish_mode::auto_detect;
+
+  // Maps every user-visible name to its key (compat §1), e.g. to add a prefix. Identity when
+  // empty.
+  std::function<std::string(std::string_view)> name_mapper;
+
+  // Hears every hold that the watchdog found gone: the lock's key and the owner field that had
+  // it. Called on relock's I/O thread (as are the two callbacks below).
+  std::function<void(std::string_view key, std::string_view owner)> on_lock_lost;
+
+  // Hears a failure of plain Lock::unlock(), which cannot throw (it runs in destructors of
+  // std::unique_lock and std::scoped_lock): not_owner, lock_lost, connection...
+  std::function<void(std::string_view key, std::error_code, std::string_view detail)>
+      on_unlock_error;
+
+  // Where the library's log lines go; relock never prints. Called on relock's I/O thread:
+  // keep it short and do not call back into relock synchronously from it.
+  std::function<void(log_level, std::string_view)> log;
+};
+
+}  // namespace relock

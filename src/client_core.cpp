@@ -1,0 +1,106 @@
+#include "client_core.hpp"
+
+#include <future>
+
+#include <asio/post.hpp>
+#include <relock/errors.hpp>
+
+#include "net/endpoint.hpp"
+#include "objects/ids.hpp"
+
+namespace relock::detail {
+namespace {
+
+void check_settings(const config& s) {
+  auto positive = [](std::chrono::milliseconds d, const char* what) {
+    if (d.count() <= 0) throw error(errc::invalid_argument, std::string(what) + " must be > 0");
+  };
+  positive(s.connect_timeout, "connect_timeout");
+  positive(s.command_timeout, "command_timeout");
+  positive(s.reconnect_min_delay, "reconnect_min_delay");
+  positive(s.reconnect_max_delay, "reconnect_max_delay");
+  positive(s.watchdog_lease, "watchdog_lease");
+  positive(s.unlock_latch_ttl, "unlock_latch_ttl");
+  if (s.renewal_batch == 0) throw error(errc::invalid_argument, "renewal_batch must be > 0");
+}
+
+}  // namespace
+
+client_core::client_core(config settings)
+    : settings_(std::move(settings)), id_(objects::random_uuid()), work_(io_.get_executor()) {
+  check_settings(settings_);
+  net::connection_options options;
+  options.target = net::parse_url(settings_.url);
+  options.client_name = "relock:" + id_;
+  options.connect_timeout = settings_.connect_timeout;
+  options.reconnect_min_delay = settings_.reconnect_min_delay;
+  options.reconnect_max_delay = settings_.reconnect_max_delay;
+  options.log = settings_.log;
+
+  commands_ = net::connection::create(io_, options);
+  executor_ = std::make_unique<exec::executor>(
+      io_, commands_, exec::executor_options{settings_.command_timeout});
+  options.push_mode = true;
+  auto push_connection = net::connection::create(io_, options);
+  subscriber_ = pubsub::subscriber::create(io_, push_connection, settings_.command_timeout,
+                                           settings_.publish == publish_mode::sharded);
+
+  waiters_ = std::make_unique<pubsub::waiter_queues>(*subscriber_);
+  watchdog_ = std::make_unique<renewal::watchdog>(
+      *executor_, renewal::watchdog_options{settings_.watchdog_lease, settings_.renewal_batch,
+                                            settings_.on_lock_lost, settings_.log});
+  // One server: sharded pub/sub exists only in Cluster, so auto means classic here.
+  publish_command_ = settings_.publish == publish_mode::sharded ? "SPUBLISH" : "PUBLISH";
+
+  thread_ = std::thread([this] { io_.run(); });
+
+  // Both connections must come up before the client is usable: a wrong password or a dead
+  // server is reported here, once, instead of on every later call.
+  std::promise<std::pair<std::error_code, std::string>> commands_up, pushes_up;
+  asio::post(io_, [&] {
+    commands_->start([&](std::error_code ec, std::string why) {
+      commands_up.set_value({ec, std::move(why)});
+    });
+    push_connection->start([&](std::error_code ec, std::string why) {
+      pushes_up.set_value({ec, std::move(why)});
+    });
+  });
+  auto first = commands_up.get_future().get();
+  auto second = pushes_up.get_future().get();
+  if (first.first || second.first) {
+    shutdown();
+    const auto& failed = first.first ? first : second;
+    throw error(failed.first, failed.second);
+  }
+}
+
+client_core::~client_core() { shutdown(); }
+
+void client_core::shutdown() {
+  stopped_ = true;
+  if (!thread_.joinable()) return;
+  if (on_io_thread()) {
+    // Destroyed from one of its own handlers: stop, but a thread cannot join itself.
+    io_.stop();
+    thread_.detach();
+    return;
+  }
+  asio::post(io_, [this] {
+    watchdog_->stop();
+    commands_->close();
+    subscriber_->close();
+    // The cancellations just queued run first; then stop, so that a stray timer (a waiter's,
+    // a retry's) cannot keep the thread alive. Handlers left behind are destroyed unrun.
+    asio::post(io_, [this] { io_.stop(); });
+  });
+  work_.reset();
+  thread_.join();
+}
+
+std::string client_core::key_of(std::string_view name) const {
+  return settings_.name_mapper ? settings_.name_mapper(name) : std::string(name);
+}
+
+asio::io_context& io_of(client_core& core) { return core.io(); }
+
+}  // namespace relock::detail

@@ -1,0 +1,72 @@
+// CommandExecutor: runs commands and scripts on the right connection, from any thread.
+//
+// Callers on any thread hand work over; it runs on the I/O thread, where every callback is
+// called. Scripts go by EVALSHA and are loaded on NOSCRIPT; what else may be retried is
+// decided only by retry_policy.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+
+#include <relock/detail/unique_function.hpp>
+#include "exec/script.hpp"
+#include "net/connection.hpp"
+#include "resp/reply.hpp"
+#include "resp/request.hpp"
+
+namespace relock::exec {
+
+// On failure: the error code, and a reply whose text explains it (the server's own text for
+// error replies).
+using result_callback = detail::unique_function<void(std::error_code, resp::reply)>;
+
+// The error code for an error reply: WRONGTYPE, NOAUTH... get their own, the rest server_error.
+std::error_code classify(const resp::reply& error_reply);
+
+struct executor_options {
+  std::chrono::milliseconds command_timeout{3'000};
+};
+
+class executor {
+ public:
+  executor(asio::io_context& io, std::shared_ptr<net::connection> master,
+           executor_options options);
+
+  // One command, routed by `key` (the first key it touches; empty for keyless commands).
+  void run(std::string_view key, resp::request request, result_callback callback);
+
+  // Several commands for one node, sent together; all replies come back at once.
+  void run_pipeline(std::string_view key, resp::request request, net::reply_callback callback);
+
+  // EVALSHA with the script's local SHA; routed by keys[0]. `idempotent` scripts (renewals,
+  // latch-protected releases) may be resent after a lost connection; others never are.
+  // `timeout` overrides the command timeout.
+  void eval(const script& s, std::vector<std::string> keys, std::vector<std::string> args,
+            result_callback callback, bool idempotent = false,
+            std::chrono::milliseconds timeout = std::chrono::milliseconds::zero());
+
+  bool on_io_thread() const { return io_.get_executor().running_in_this_thread(); }
+  asio::io_context& io() { return io_; }
+  net::connection& master() { return *master_; }
+  std::chrono::milliseconds command_timeout() const { return options_.command_timeout; }
+
+ private:
+  struct eval_call;
+  void send_eval(std::shared_ptr<eval_call> call);
+  net::connection& route(std::string_view key);
+  template <class F>
+  void on_io(F&& f);
+
+  asio::io_context& io_;
+  std::shared_ptr<net::connection> master_;
+  executor_options options_;
+};
+
+}  // namespace relock::exec

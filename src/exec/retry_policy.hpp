@@ -1,0 +1,31 @@
+// The one place that decides what happens after an attempt: finish, reload a script, follow a
+// redirect, or give up. A pure function so that a table can test every case.
+#pragma once
+
+#include <string_view>
+
+namespace relock::exec {
+
+enum class next_step {
+  complete,               // hand the reply (or error) to the caller
+  load_script_and_retry,  // NOSCRIPT: SCRIPT LOAD, then the same EVALSHA once more
+  follow_moved,           // Cluster: the slot lives elsewhere now; refresh and resend there
+  follow_ask,             // Cluster: resend once to the named node behind ASKING
+  retry_after_delay,      // TRYAGAIN / CLUSTERDOWN / LOADING: the command did not run
+};
+
+struct attempt {
+  std::string_view error_code;  // first word of an error reply; empty when none
+  bool connection_failed = false;
+  bool written = false;         // the request reached the socket before the failure
+  bool idempotent = false;      // safe to run twice (reads, SCRIPT LOAD)
+  bool script_reloaded = false; // NOSCRIPT was already answered once for this call
+  int redirects = 0;            // MOVED/ASK already followed for this call
+  bool time_left = true;        // the caller's deadline has not passed
+};
+
+constexpr int max_redirects = 5;
+
+next_step decide(const attempt& a);
+
+}  // namespace relock::exec

@@ -1,0 +1,358 @@
+#include "net/connection.hpp"
+
+#include <asio/connect.hpp>
+#include <asio/write.hpp>
+#include <relock/errors.hpp>
+
+namespace relock::net {
+namespace {
+
+std::vector<resp::reply> because(std::string why) {
+  std::vector<resp::reply> out;
+  out.push_back(resp::reply::make_error(std::move(why)));
+  return out;
+}
+
+}  // namespace
+
+std::shared_ptr<connection> connection::create(asio::io_context& io, connection_options options) {
+  return std::shared_ptr<connection>(new connection(io, std::move(options)));
+}
+
+connection::connection(asio::io_context& io, connection_options options)
+    : io_(io),
+      options_(std::move(options)),
+      socket_(io),
+      resolver_(io),
+      connect_timer_(io),
+      retry_timer_(io),
+      deadline_timer_(io),
+      backoff_(options_.reconnect_min_delay, options_.reconnect_max_delay) {}
+
+connection::~connection() = default;
+
+void connection::log(log_level level, const std::string& text) const {
+  if (options_.log) options_.log(level, text);
+}
+
+void connection::start(detail::unique_function<void(std::error_code, std::string)> first_result) {
+  first_result_ = std::move(first_result);
+  connect();
+}
+
+void connection::connect() {
+  state_ = state::connecting;
+  const unsigned epoch = ++epoch_;
+  reader_ = std::make_unique<resp::reader>();
+  auto self = shared_from_this();
+  connect_timer_.expires_after(options_.connect_timeout);
+  connect_timer_.async_wait([this, self, epoch](std::error_code ec) {
+    if (ec || epoch != epoch_ || state_ != state::connecting) return;
+    fail(errc::connection, "cannot connect to " + options_.target.address() + ": timed out after " +
+                               std::to_string(options_.connect_timeout.count()) + " ms");
+  });
+  resolver_.async_resolve(
+      options_.target.host, std::to_string(options_.target.port),
+      [this, self, epoch](std::error_code ec, asio::ip::tcp::resolver::results_type results) {
+        if (epoch != epoch_ || state_ != state::connecting) return;
+        if (ec) {
+          fail(errc::connection, "cannot resolve " + options_.target.host + ": " + ec.message());
+          return;
+        }
+        asio::async_connect(socket_, results,
+                            [this, self, epoch](std::error_code ec, const asio::ip::tcp::endpoint&) {
+                              if (epoch != epoch_ || state_ != state::connecting) return;
+                              if (ec) {
+                                fail(errc::connection, "cannot connect to " +
+                                                           options_.target.address() + ": " +
+                                                           ec.message());
+                                return;
+                              }
+                              on_connected();
+                            });
+      });
+}
+
+void connection::on_connected() {
+  std::error_code ignored;
+  // Small pipelined writes must leave at once: Nagle would add up to 40 ms to a lock.
+  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+  socket_.set_option(asio::socket_base::keep_alive(true), ignored);
+
+  const endpoint& t = options_.target;
+  resp::request hello;
+  if (!t.password.empty()) {
+    if (t.user.empty()) {
+      hello.push({"AUTH", t.password});
+    } else {
+      hello.push({"AUTH", t.user, t.password});
+    }
+  }
+  const std::string db = std::to_string(t.db);
+  if (t.db != 0) hello.push({"SELECT", db});
+  hello.push({"CLIENT", "SETNAME", options_.client_name.empty() ? "relock" : options_.client_name});
+
+  // The handshake goes first on the new socket, ahead of everything queued while we were down.
+  pending p;
+  p.payload = hello.payload();
+  p.expected = hello.commands();
+  p.deadline = clock::time_point::max();
+  auto self = shared_from_this();
+  p.callback = [this, self](std::error_code ec, std::vector<resp::reply> replies) {
+    if (!ec) on_handshake(std::move(replies));
+  };
+  written_.push_front(std::move(p));
+  handshaking_ = true;
+  writing_ = true;
+  write_buffer_ = written_.front().payload;
+  const unsigned epoch = epoch_;
+  asio::async_write(socket_, asio::buffer(write_buffer_),
+                    [this, self, epoch](std::error_code ec, std::size_t) {
+                      if (epoch != epoch_) return;
+                      writing_ = false;
+                      if (ec) {
+                        fail(errc::connection, "write to " + options_.target.address() +
+                                                   " failed: " + ec.message());
+                        return;
+                      }
+                      flush();
+                    });
+  read();
+}
+
+void connection::on_handshake(std::vector<resp::reply> replies) {
+  handshaking_ = false;
+  const endpoint& t = options_.target;
+  std::size_t i = 0;
+  if (!t.password.empty()) {
+    const resp::reply& auth = replies[i++];
+    if (auth.is_error()) {
+      fail(errc::auth_failed, "authentication to " + t.address() + " failed: " + auth.str);
+      return;
+    }
+  }
+  if (t.db != 0) {
+    const resp::reply& select = replies[i++];
+    if (select.is_error()) {
+      fail(errc::server_error, "SELECT " + std::to_string(t.db) + " on " + t.address() +
+                                   " failed: " + select.str);
+      return;
+    }
+  }
+  const resp::reply& name = replies[i];
+  if (name.is_error()) {
+    if (name.error_code() == "NOAUTH") {
+      fail(errc::auth_failed, t.address() + " requires a password: " + name.str);
+      return;
+    }
+    log(log_level::warning, "CLIENT SETNAME refused by " + t.address() + ": " + name.str);
+  }
+  connect_timer_.cancel();
+  state_ = state::ready;
+  backoff_.reset();
+  log(log_level::info, "connected to " + t.address());
+  if (first_result_) std::exchange(first_result_, {})(std::error_code(), std::string());
+  if (on_ready_) on_ready_();
+  flush();
+}
+
+void connection::fail(std::error_code ec, const std::string& why) {
+  if (state_ == state::closed || state_ == state::waiting_to_retry) return;
+  const bool was_ready = state_ == state::ready;
+  log(log_level::warning, why);
+  ++epoch_;  // callbacks of the dying socket must not touch the next one
+  std::error_code ignored;
+  socket_.close(ignored);
+  resolver_.cancel();
+  connect_timer_.cancel();
+  writing_ = false;
+  handshaking_ = false;
+
+  // Written requests may have run: they fail and are never resent. A subscriber connection
+  // also drops its queue (the subscriptions are rebuilt from their record on reconnect), and a
+  // refused password fails everything: waiting for it to change would only hide the cause.
+  std::deque<pending> doomed = std::move(written_);
+  written_.clear();
+  if (options_.push_mode || ec == make_error_code(errc::auth_failed)) {
+    for (auto& p : queued_) doomed.push_back(std::move(p));
+    queued_.clear();
+  }
+  state_ = state::waiting_to_retry;
+  for (auto& p : doomed) complete(p, ec, because(why));
+  if (first_result_) std::exchange(first_result_, {})(ec, why);
+  if (was_ready && on_down_) on_down_();
+  schedule_reconnect();
+}
+
+void connection::schedule_reconnect() {
+  if (state_ == state::closed) return;
+  auto delay = backoff_.next();
+  auto self = shared_from_this();
+  retry_timer_.expires_after(delay);
+  retry_timer_.async_wait([this, self](std::error_code ec) {
+    if (ec || state_ != state::waiting_to_retry) return;
+    connect();
+  });
+}
+
+void connection::close() {
+  if (state_ == state::closed) return;
+  state_ = state::closed;
+  ++epoch_;
+  std::error_code ignored;
+  socket_.close(ignored);
+  resolver_.cancel();
+  connect_timer_.cancel();
+  retry_timer_.cancel();
+  deadline_timer_.cancel();
+  std::deque<pending> doomed = std::move(written_);
+  for (auto& p : queued_) doomed.push_back(std::move(p));
+  written_.clear();
+  queued_.clear();
+  for (auto& p : doomed) complete(p, errc::cancelled, because("the client was closed"));
+  if (first_result_) std::exchange(first_result_, {})(errc::cancelled, "the client was closed");
+}
+
+void connection::send(resp::request request, clock::time_point deadline, reply_callback callback) {
+  if (state_ == state::closed) {
+    callback(errc::cancelled, because("the client was closed"));
+    return;
+  }
+  pending p;
+  p.payload = request.payload();
+  p.expected = options_.push_mode ? 0 : request.commands();
+  p.deadline = deadline;
+  p.callback = std::move(callback);
+  queued_.push_back(std::move(p));
+  arm_deadline(deadline);
+  flush();
+}
+
+void connection::flush() {
+  if (state_ != state::ready || writing_ || queued_.empty()) return;
+  // Everything queued goes out in one write: that is the pipelining.
+  write_buffer_.clear();
+  std::deque<pending> done_on_write;
+  while (!queued_.empty()) {
+    pending& p = queued_.front();
+    write_buffer_ += p.payload;
+    p.payload.clear();
+    p.payload.shrink_to_fit();
+    if (p.expected == 0) {
+      done_on_write.push_back(std::move(p));
+    } else {
+      written_.push_back(std::move(p));
+    }
+    queued_.pop_front();
+  }
+  writing_ = true;
+  auto self = shared_from_this();
+  const unsigned epoch = epoch_;
+  asio::async_write(socket_, asio::buffer(write_buffer_),
+                    [this, self, epoch](std::error_code ec, std::size_t) {
+                      if (epoch != epoch_) return;
+                      writing_ = false;
+                      if (ec) {
+                        fail(errc::connection, "write to " + options_.target.address() +
+                                                   " failed: " + ec.message());
+                        return;
+                      }
+                      flush();
+                    });
+  for (auto& p : done_on_write) complete(p, {}, {});
+}
+
+void connection::read() {
+  auto self = shared_from_this();
+  const unsigned epoch = epoch_;
+  socket_.async_read_some(
+      asio::buffer(read_buffer_), [this, self, epoch](std::error_code ec, std::size_t n) {
+        if (epoch != epoch_) return;
+        if (ec) {
+          fail(errc::connection, "connection to " + options_.target.address() + " lost: " +
+                                     (ec == asio::error::eof ? "closed by the server"
+                                                             : ec.message()));
+          return;
+        }
+        try {
+          reader_->feed(read_buffer_.data(), n);
+          while (auto reply = reader_->next()) {
+            dispatch(std::move(*reply));
+            if (epoch != epoch_) return;  // a callback closed or broke the connection
+          }
+        } catch (const resp::protocol_error& e) {
+          fail(errc::connection, "protocol error from " + options_.target.address() + ": " +
+                                     e.what());
+          return;
+        }
+        read();
+      });
+}
+
+void connection::dispatch(resp::reply reply) {
+  if (!written_.empty()) {
+    pending& front = written_.front();
+    front.replies.push_back(std::move(reply));
+    if (--front.expected == 0) {
+      pending done = std::move(front);
+      written_.pop_front();
+      complete(done, {}, std::move(done.replies));
+    }
+    return;
+  }
+  if (options_.push_mode && state_ == state::ready && on_push_) {
+    on_push_(reply);
+    return;
+  }
+  fail(errc::connection, "unexpected reply from " + options_.target.address() + ": " +
+                             resp::to_string(reply));
+}
+
+void connection::complete(pending& p, std::error_code ec, std::vector<resp::reply> replies) {
+  if (p.callback) std::exchange(p.callback, {})(ec, std::move(replies));
+}
+
+void connection::arm_deadline(clock::time_point when) {
+  if (when >= deadline_armed_for_) return;
+  deadline_armed_for_ = when;
+  deadline_timer_.expires_at(when);
+  auto self = shared_from_this();
+  deadline_timer_.async_wait([this, self](std::error_code ec) {
+    if (ec) return;  // re-armed earlier, or closed
+    deadline_armed_for_ = clock::time_point::max();
+    expire_deadlines();
+  });
+}
+
+void connection::expire_deadlines() {
+  const auto now = clock::now();
+  auto next = clock::time_point::max();
+  // A queued request that times out leaves the queue; a written one stays in place, answered
+  // by nobody, so that the replies after it still match their requests. Callbacks run last:
+  // they may send, which must not disturb this walk.
+  std::vector<reply_callback> expired;
+  for (auto it = queued_.begin(); it != queued_.end();) {
+    if (it->deadline <= now) {
+      expired.push_back(std::move(it->callback));
+      it = queued_.erase(it);
+    } else {
+      next = std::min(next, it->deadline);
+      ++it;
+    }
+  }
+  for (auto& p : written_) {
+    if (!p.callback) continue;
+    if (p.deadline <= now) {
+      expired.push_back(std::exchange(p.callback, {}));
+    } else {
+      next = std::min(next, p.deadline);
+    }
+  }
+  if (next != clock::time_point::max()) arm_deadline(next);
+  const std::string why = "no reply from " + options_.target.address() + " in time";
+  for (auto& callback : expired) {
+    if (callback) callback(errc::timeout, because(why));
+  }
+}
+
+}  // namespace relock::net

@@ -1,0 +1,122 @@
+// One socket to one Redis server, shared by many callers: requests are pipelined, written
+// together, and answered in FIFO order.
+//
+// Lives on one io_context thread: every member must be called there (the executor posts).
+// A lost connection fails every written request with errc::connection and never resends it
+// (acquire and release are not idempotent); requests not yet written wait for the reconnect
+// until their own deadline. Reconnects use capped exponential backoff with jitter.
+//
+// Push mode is for a subscriber connection: after the handshake every reply is handed to the
+// push handler, and requests expect no reply of their own.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/steady_timer.hpp>
+#include <relock/config.hpp>
+
+#include <relock/detail/unique_function.hpp>
+#include "net/backoff.hpp"
+#include "net/endpoint.hpp"
+#include "resp/reader.hpp"
+#include "resp/request.hpp"
+
+namespace relock::net {
+
+using clock = std::chrono::steady_clock;
+
+// On failure the replies hold one error reply whose text explains it for humans.
+using reply_callback = detail::unique_function<void(std::error_code, std::vector<resp::reply>)>;
+using log_function = std::function<void(log_level, std::string_view)>;
+
+struct connection_options {
+  endpoint target;
+  std::string client_name;  // CLIENT SETNAME, so operators can see who we are
+  std::chrono::milliseconds connect_timeout{10'000};
+  std::chrono::milliseconds reconnect_min_delay{50};
+  std::chrono::milliseconds reconnect_max_delay{2'000};
+  bool push_mode = false;
+  log_function log;
+};
+
+class connection : public std::enable_shared_from_this<connection> {
+ public:
+  static std::shared_ptr<connection> create(asio::io_context& io, connection_options options);
+  ~connection();
+
+  // Begins connecting. `first_result` hears how the first attempt ended (after the handshake);
+  // later attempts go on in the background until close().
+  void start(detail::unique_function<void(std::error_code, std::string)> first_result = {});
+
+  void send(resp::request request, clock::time_point deadline, reply_callback callback);
+
+  // Fails everything outstanding with errc::cancelled and stops reconnecting.
+  void close();
+
+  bool ready() const { return state_ == state::ready; }
+  const endpoint& target() const { return options_.target; }
+  std::size_t outstanding() const { return queued_.size() + written_.size(); }
+
+  void on_push(std::function<void(resp::reply&)> handler) { on_push_ = std::move(handler); }
+  void on_ready(std::function<void()> handler) { on_ready_ = std::move(handler); }
+  void on_down(std::function<void()> handler) { on_down_ = std::move(handler); }
+
+ private:
+  enum class state { idle, connecting, ready, waiting_to_retry, closed };
+
+  struct pending {
+    std::string payload;
+    std::size_t expected = 0;  // replies still to come
+    clock::time_point deadline;
+    reply_callback callback;   // empty once completed (e.g. timed out after being written)
+    std::vector<resp::reply> replies;
+  };
+
+  connection(asio::io_context& io, connection_options options);
+
+  void connect();
+  void on_connected();
+  void on_handshake(std::vector<resp::reply> replies);
+  void fail(std::error_code ec, const std::string& why);
+  void schedule_reconnect();
+  void flush();
+  void read();
+  void dispatch(resp::reply reply);
+  void arm_deadline(clock::time_point when);
+  void expire_deadlines();
+  void complete(pending& p, std::error_code ec, std::vector<resp::reply> replies);
+  void log(log_level level, const std::string& text) const;
+
+  asio::io_context& io_;
+  connection_options options_;
+  asio::ip::tcp::socket socket_;
+  asio::ip::tcp::resolver resolver_;
+  asio::steady_timer connect_timer_;
+  asio::steady_timer retry_timer_;
+  asio::steady_timer deadline_timer_;
+  clock::time_point deadline_armed_for_ = clock::time_point::max();
+  backoff backoff_;
+  state state_ = state::idle;
+  unsigned epoch_ = 0;  // bumps with every socket, so callbacks of an old socket do nothing
+  bool writing_ = false;
+  bool handshaking_ = false;
+  std::deque<pending> queued_;   // not yet written
+  std::deque<pending> written_;  // written, awaiting replies, in order
+  std::string write_buffer_;
+  std::vector<char> read_buffer_ = std::vector<char>(16 * 1024);
+  std::unique_ptr<resp::reader> reader_;
+  detail::unique_function<void(std::error_code, std::string)> first_result_;
+  std::function<void(resp::reply&)> on_push_;
+  std::function<void()> on_ready_;
+  std::function<void()> on_down_;
+};
+
+}  // namespace relock::net

@@ -1,0 +1,62 @@
+#include "objects/ids.hpp"
+
+#include <atomic>
+#include <random>
+
+namespace relock::objects {
+namespace {
+
+// One generator per thread, seeded from the OS: safe from any thread without a lock.
+std::mt19937_64& generator() {
+  thread_local std::mt19937_64 rng([] {
+    std::random_device device;
+    std::seed_seq seed{device(), device(), device(), device(), device(), device()};
+    return std::mt19937_64(seed);
+  }());
+  return rng;
+}
+
+std::string hex(const std::string& bytes) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char b : bytes) {
+    out += digits[b >> 4];
+    out += digits[b & 0xf];
+  }
+  return out;
+}
+
+std::atomic<std::uint64_t> owner_sequence{1};
+
+}  // namespace
+
+std::string random_bytes(std::size_t n) {
+  std::string out(n, '\0');
+  auto& rng = generator();
+  for (std::size_t i = 0; i < n; i += 8) {
+    std::uint64_t word = rng();
+    for (std::size_t j = 0; j < 8 && i + j < n; ++j) out[i + j] = static_cast<char>(word >> (8 * j));
+  }
+  return out;
+}
+
+std::string random_request_id() { return hex(random_bytes(16)); }
+
+std::string random_uuid() {
+  std::string bytes = random_bytes(16);
+  bytes[6] = static_cast<char>((bytes[6] & 0x0f) | 0x40);  // version 4
+  bytes[8] = static_cast<char>((bytes[8] & 0x3f) | 0x80);  // RFC 4122 variant
+  std::string h = hex(bytes);
+  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) +
+         "-" + h.substr(20);
+}
+
+std::uint64_t current_thread_number() {
+  thread_local const std::uint64_t number = owner_sequence.fetch_add(1);
+  return number;
+}
+
+std::uint64_t next_owner_number() { return owner_sequence.fetch_add(1); }
+
+}  // namespace relock::objects

@@ -1,0 +1,215 @@
+#include "pubsub/subscriber.hpp"
+
+#include <algorithm>
+
+#include <asio/dispatch.hpp>
+#include <asio/post.hpp>
+#include <relock/errors.hpp>
+
+namespace relock::pubsub {
+
+subscription& subscription::operator=(subscription&& other) noexcept {
+  if (this != &other) {
+    reset();
+    owner_ = std::move(other.owner_);
+    listener_ = std::move(other.listener_);
+  }
+  return *this;
+}
+
+void subscription::reset() {
+  if (!listener_) return;
+  if (auto owner = owner_.lock()) {
+    asio::dispatch(owner->io(), [owner, l = std::move(listener_)] { owner->remove(l); });
+  }
+  listener_.reset();
+}
+
+std::shared_ptr<subscriber> subscriber::create(asio::io_context& io,
+                                               std::shared_ptr<net::connection> connection,
+                                               std::chrono::milliseconds confirm_timeout,
+                                               bool sharded) {
+  std::shared_ptr<subscriber> s(
+      new subscriber(io, std::move(connection), confirm_timeout, sharded));
+  s->start();
+  return s;
+}
+
+subscriber::subscriber(asio::io_context& io, std::shared_ptr<net::connection> connection,
+                       std::chrono::milliseconds confirm_timeout, bool sharded)
+    : io_(io), connection_(std::move(connection)), confirm_timeout_(confirm_timeout),
+      sharded_(sharded) {}
+
+void subscriber::start() {
+  std::weak_ptr<subscriber> weak = shared_from_this();
+  connection_->on_push([weak](resp::reply& push) {
+    if (auto self = weak.lock()) self->on_push(push);
+  });
+  connection_->on_ready([weak] {
+    if (auto self = weak.lock()) self->on_ready();
+  });
+  connection_->on_down([weak] {
+    if (auto self = weak.lock()) self->on_down();
+  });
+}
+
+void subscriber::close() {
+  connection_->close();
+  auto channels = std::move(channels_);
+  channels_.clear();
+  for (auto& [name, state] : channels) {
+    for (auto& c : state.waiting) {
+      if (c->callback) std::exchange(c->callback, {})(errc::cancelled);
+    }
+  }
+}
+
+void subscriber::subscribe(std::string channel, listener_function on_event,
+                           detail::unique_function<void(std::error_code, subscription)> done) {
+  asio::dispatch(io_, [self = shared_from_this(), channel = std::move(channel),
+                       on_event = std::move(on_event), done = std::move(done)]() mutable {
+    auto l = std::make_shared<listener_ptr>();
+    *l = self->add(std::move(channel), std::move(on_event),
+                   [self, l, done = std::move(done)](std::error_code ec) mutable {
+                     if (ec) {
+                       self->remove(*l);
+                       done(ec, subscription());
+                     } else {
+                       done(ec, subscription(self, std::move(*l)));
+                     }
+                   });
+  });
+}
+
+listener_ptr subscriber::add(std::string channel, listener_function on_event,
+                             confirm_callback confirmed) {
+  auto l = std::make_shared<listener>(listener{channel, std::move(on_event)});
+  auto [it, fresh] = channels_.try_emplace(channel);
+  channel_state& state = it->second;
+  state.listeners.push_back(l);
+  if (state.state == phase::subscribed) {
+    // Already confirmed: no round trip. Posted, so the caller never re-enters itself.
+    asio::post(io_, [confirmed = std::move(confirmed)]() mutable { confirmed({}); });
+    return l;
+  }
+  auto c = std::make_shared<confirmation>();
+  c->who = l;
+  c->callback = std::move(confirmed);
+  c->timer = std::make_unique<asio::steady_timer>(io_, confirm_timeout_);
+  c->timer->async_wait([c](std::error_code ec) {
+    if (!ec && c->callback) std::exchange(c->callback, {})(errc::timeout);
+  });
+  state.waiting.push_back(std::move(c));
+  // While unsubscribing, the `unsubscribe` confirmation sees listeners and subscribes again.
+  if (fresh && connection_->ready()) send(sharded_ ? "SSUBSCRIBE" : "SUBSCRIBE", {channel});
+  return l;
+}
+
+void subscriber::remove(const listener_ptr& l) {
+  if (!l) return;
+  auto it = channels_.find(l->channel);
+  if (it == channels_.end()) return;
+  channel_state& state = it->second;
+  std::erase(state.listeners, l);
+  std::erase_if(state.waiting, [&](const auto& c) { return c->who == l; });
+  if (!state.listeners.empty() || state.state == phase::unsubscribing) return;
+  if (!connection_->ready()) {
+    channels_.erase(it);  // nothing held on the server: on reconnect it is simply not renewed
+    return;
+  }
+  state.state = phase::unsubscribing;
+  send(sharded_ ? "SUNSUBSCRIBE" : "UNSUBSCRIBE", {it->first});
+}
+
+void subscriber::send(std::string_view verb, const std::vector<std::string_view>& channels) {
+  std::vector<std::string_view> argv{verb};
+  argv.insert(argv.end(), channels.begin(), channels.end());
+  resp::request r;
+  r.push(std::span<const std::string_view>(argv));
+  // Replies to these arrive as pushes; a failure here shows up as on_down and a resubscribe.
+  connection_->send(std::move(r), net::clock::time_point::max(),
+                    [](std::error_code, std::vector<resp::reply>) {});
+}
+
+void subscriber::on_push(resp::reply& push) {
+  if (!push.is_array() || push.elements.size() < 2) return;
+  const std::string& kind = push.elements[0].str;
+  const std::string& channel = push.elements[1].str;
+  if (kind == "message" || kind == "smessage") {
+    if (push.elements.size() >= 3) deliver(channel, push.elements[2].str);
+  } else if (kind == "subscribe" || kind == "ssubscribe") {
+    confirmed(channel);
+  } else if (kind == "unsubscribe" || kind == "sunsubscribe") {
+    unsubscribed(channel);
+  }
+}
+
+void subscriber::confirmed(const std::string& channel) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end() || it->second.state != phase::subscribing) return;
+  channel_state& state = it->second;
+  state.state = phase::subscribed;
+  const bool again = std::exchange(state.confirmed_before, true);
+  auto waiting = std::move(state.waiting);
+  state.waiting.clear();
+  // Copies: a callback may add or remove listeners of this very channel.
+  auto listeners = state.listeners;
+  for (auto& c : waiting) {
+    if (c->callback) std::exchange(c->callback, {})({});
+  }
+  if (!again) return;
+  for (auto& l : listeners) {
+    l->on_event(event{event_kind::resubscribed, channel, {}});
+  }
+}
+
+void subscriber::unsubscribed(const std::string& channel) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end() || it->second.state != phase::unsubscribing) return;
+  if (it->second.listeners.empty()) {
+    channels_.erase(it);
+    return;
+  }
+  // Someone joined while we were leaving: join again.
+  it->second.state = phase::subscribing;
+  send(sharded_ ? "SSUBSCRIBE" : "SUBSCRIBE", {it->first});
+}
+
+void subscriber::deliver(const std::string& channel, std::string_view payload) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end()) return;
+  auto listeners = it->second.listeners;
+  for (auto& l : listeners) l->on_event(event{event_kind::message, channel, payload});
+}
+
+void subscriber::on_down() {
+  std::vector<std::pair<std::string, listener_ptr>> told;
+  for (auto it = channels_.begin(); it != channels_.end();) {
+    if (it->second.listeners.empty()) {
+      it = channels_.erase(it);
+    } else {
+      it->second.state = phase::subscribing;
+      for (auto& l : it->second.listeners) told.emplace_back(it->first, l);
+      ++it;
+    }
+  }
+  // Waiters sleeping on a long TTL must not sleep through an outage: they retry now, and fail
+  // or succeed with the command connection.
+  for (auto& [channel, l] : told) l->on_event(event{event_kind::disconnected, channel, {}});
+}
+
+void subscriber::on_ready() {
+  std::vector<std::string_view> channels;
+  for (auto& [name, state] : channels_) {
+    if (state.state == phase::subscribing) channels.push_back(name);
+  }
+  if (channels.empty()) return;
+  if (sharded_) {
+    // SSUBSCRIBE takes channels of one slot only.
+    for (auto c : channels) send("SSUBSCRIBE", {c});
+  } else {
+    send("SUBSCRIBE", channels);
+  }
+}
+
+}  // namespace relock::pubsub

@@ -1,0 +1,126 @@
+// Subscriptions: one subscriber connection per node, shared by every listener in the process.
+//
+// A channel is subscribed once, however many listeners it has (reference-counted), and is
+// unsubscribed when its last listener leaves. A listener is confirmed only after the server
+// confirmed the channel, so "subscribe, then try" never misses a message in between
+// (compat §8). After a reconnect every channel that still has listeners is subscribed again
+// from this record, and its listeners hear `resubscribed`: messages may have been lost in the
+// gap, so they re-check.
+//
+// State lives on the I/O thread; subscribe() and subscription::reset() may be called from any
+// thread. Listener callbacks run on the I/O thread.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <unordered_map>
+#include <vector>
+
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+
+#include <relock/detail/unique_function.hpp>
+#include "net/connection.hpp"
+
+namespace relock::pubsub {
+
+// resubscribed: the channel is back after a reconnect (messages may have been lost);
+// disconnected: the subscriber connection dropped (nothing will be heard until resubscribed).
+enum class event_kind { message, resubscribed, disconnected };
+
+struct event {
+  event_kind kind;
+  std::string_view channel;
+  std::string_view payload;  // empty but for messages
+};
+
+using listener_function = std::function<void(const event&)>;
+
+class subscriber;
+
+struct listener {
+  std::string channel;
+  listener_function on_event;
+};
+using listener_ptr = std::shared_ptr<listener>;
+
+// A listener's handle: while it lives, the listener hears its channel.
+class subscription {
+ public:
+  subscription() = default;
+  subscription(std::weak_ptr<subscriber> owner, listener_ptr l)
+      : owner_(std::move(owner)), listener_(std::move(l)) {}
+  subscription(subscription&&) noexcept = default;
+  subscription& operator=(subscription&& other) noexcept;
+  ~subscription() { reset(); }
+
+  void reset();
+  explicit operator bool() const { return listener_ != nullptr; }
+
+ private:
+  std::weak_ptr<subscriber> owner_;
+  listener_ptr listener_;
+};
+
+class subscriber : public std::enable_shared_from_this<subscriber> {
+ public:
+  using confirm_callback = detail::unique_function<void(std::error_code)>;
+
+  // `connection` must be in push mode and not yet started.
+  static std::shared_ptr<subscriber> create(asio::io_context& io,
+                                            std::shared_ptr<net::connection> connection,
+                                            std::chrono::milliseconds confirm_timeout,
+                                            bool sharded);
+
+  // Any thread. `done` runs on the I/O thread once the server confirmed the channel, or with
+  // errc::timeout / a connection error.
+  void subscribe(std::string channel, listener_function on_event,
+                 detail::unique_function<void(std::error_code, subscription)> done);
+
+  // I/O thread only: the waiting loop's direct interface.
+  listener_ptr add(std::string channel, listener_function on_event, confirm_callback confirmed);
+  void remove(const listener_ptr& l);
+
+  // I/O thread only. Channels the server holds for us or is about to (for tests: no growth).
+  std::size_t channel_count() const { return channels_.size(); }
+  net::connection& connection() { return *connection_; }
+  asio::io_context& io() { return io_; }
+  void close();
+
+ private:
+  enum class phase { subscribing, subscribed, unsubscribing };
+  struct confirmation {
+    listener_ptr who;
+    confirm_callback callback;
+    std::unique_ptr<asio::steady_timer> timer;
+  };
+  struct channel_state {
+    phase state = phase::subscribing;
+    bool confirmed_before = false;  // so a confirmation after a reconnect tells listeners
+    std::vector<listener_ptr> listeners;
+    std::vector<std::shared_ptr<confirmation>> waiting;
+  };
+
+  subscriber(asio::io_context& io, std::shared_ptr<net::connection> connection,
+             std::chrono::milliseconds confirm_timeout, bool sharded);
+  void start();
+  void on_push(resp::reply& push);
+  void on_ready();
+  void on_down();
+  void send(std::string_view verb, const std::vector<std::string_view>& channels);
+  void confirmed(const std::string& channel);
+  void unsubscribed(const std::string& channel);
+  void deliver(const std::string& channel, std::string_view payload);
+
+  asio::io_context& io_;
+  std::shared_ptr<net::connection> connection_;
+  std::chrono::milliseconds confirm_timeout_;
+  bool sharded_;
+  std::unordered_map<std::string, channel_state> channels_;
+};
+
+}  // namespace relock::pubsub

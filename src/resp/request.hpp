@@ -1,0 +1,31 @@
+// One or more commands encoded back to back, sent in one write, answered in order.
+#pragma once
+
+#include <cstddef>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace relock::resp {
+
+class request {
+ public:
+  request() = default;
+  request(std::initializer_list<std::string_view> args) { push(args); }
+
+  void push(std::initializer_list<std::string_view> args);
+  void push(std::span<const std::string_view> args);
+  void push(std::span<const std::string> args);
+
+  std::size_t commands() const { return commands_; }
+  const std::string& payload() const { return payload_; }
+  bool empty() const { return commands_ == 0; }
+
+ private:
+  std::string payload_;
+  std::size_t commands_ = 0;
+};
+
+}  // namespace relock::resp

@@ -1,0 +1,97 @@
+#include <gtest/gtest.h>
+
+#include "resp/reader.hpp"
+#include "resp/request.hpp"
+
+using relock::resp::reader;
+using relock::resp::reply;
+
+namespace {
+
+std::vector<reply> read_all(std::string_view bytes, bool byte_at_a_time) {
+  reader r;
+  std::vector<reply> out;
+  if (byte_at_a_time) {
+    for (char c : bytes) {
+      r.feed(&c, 1);
+      while (auto next = r.next()) out.push_back(std::move(*next));
+    }
+  } else {
+    r.feed(bytes.data(), bytes.size());
+    while (auto next = r.next()) out.push_back(std::move(*next));
+  }
+  return out;
+}
+
+const std::string_view every_type =
+    "+OK\r\n-ERR boom here\r\n:-42\r\n$5\r\nhe\r\no\r\n$-1\r\n*-1\r\n*0\r\n"
+    "*3\r\n:1\r\n*2\r\n$1\r\na\r\n$0\r\n\r\n+x\r\n";
+
+std::vector<reply> expected_every_type() {
+  return {reply::make_status("OK"),
+          reply::make_error("ERR boom here"),
+          reply::make_integer(-42),
+          reply::make_string(std::string("he\r\no")),
+          reply::make_nil(),
+          reply::make_nil(),
+          reply::make_array({}),
+          reply::make_array({reply::make_integer(1),
+                             reply::make_array({reply::make_string("a"), reply::make_string("")}),
+                             reply::make_status("x")})};
+}
+
+}  // namespace
+
+TEST(resp_reader, decodes_every_type_in_one_chunk) {
+  EXPECT_EQ(read_all(every_type, false), expected_every_type());
+}
+
+TEST(resp_reader, decodes_every_type_one_byte_at_a_time) {
+  EXPECT_EQ(read_all(every_type, true), expected_every_type());
+}
+
+TEST(resp_reader, waits_for_the_rest_of_a_reply) {
+  reader r;
+  r.feed("$10\r\n01234", 10);
+  EXPECT_FALSE(r.next());
+  r.feed("56789\r\n", 7);
+  auto got = r.next();
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->str, "0123456789");
+}
+
+TEST(resp_reader, rejects_malformed_input) {
+  for (std::string_view bad : {"?what\r\n", ":12x\r\n", "$abc\r\n"}) {
+    reader r;
+    EXPECT_THROW(
+        {
+          r.feed(bad.data(), bad.size());
+          r.next();
+        },
+        relock::resp::protocol_error)
+        << bad;
+  }
+}
+
+TEST(resp_reader, error_code_is_the_first_word) {
+  EXPECT_EQ(reply::make_error("NOSCRIPT No matching script").error_code(), "NOSCRIPT");
+  EXPECT_EQ(reply::make_error("WRONGTYPE").error_code(), "WRONGTYPE");
+  EXPECT_EQ(reply::make_string("NOSCRIPT").error_code(), "");
+}
+
+TEST(resp_request, encodes_commands_back_to_back) {
+  relock::resp::request r{"SET", "k", std::string_view("a\0b", 3)};
+  r.push({"GET", "k"});
+  EXPECT_EQ(r.commands(), 2u);
+  using namespace std::string_literals;
+  EXPECT_EQ(r.payload(), "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\na\0b\r\n"s +
+                             "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n");
+}
+
+TEST(resp_request, round_trips_through_the_reader_as_arrays) {
+  relock::resp::request r{"EVALSHA", "", "0"};
+  auto got = read_all(r.payload(), true);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0], reply::make_array({reply::make_string("EVALSHA"), reply::make_string(""),
+                                       reply::make_string("0")}));
+}
