@@ -1,0 +1,164 @@
+// relock::Lock: Redisson's RLock in C++. A reentrant, leased, distributed mutex whose data in
+// Redis is exactly Redisson's (see redisson-compat.md §2), so Java and C++ can share a name.
+//
+// A Lock is a cheap handle (client + name): copy it, make one per use, or keep one; it must not
+// outlive its client. It satisfies the standard TimedLockable requirements for the calling
+// thread, so std::unique_lock, std::scoped_lock and try_lock_for work. Every operation also
+// has an async form taking any Asio completion token and an explicit relock::owner.
+//
+// Lease: with none, the hold lives config::watchdog_lease (30 s) and the client's watchdog
+// renews it every lease/3 while held; with an explicit lease, the hold simply expires then.
+// A hold that the watchdog finds gone is lost: config::on_lock_lost (and the hold's on_lost)
+// hears of it, and the owner's next unlock reports errc::lock_lost.
+//
+// Misuse: an empty name or one over 64 KiB throws errc::invalid_argument when the handle is
+// made; negative or absurd durations (over 100 years) throw it before any I/O. Blocking calls
+// on relock's own I/O thread (from inside a completion handler) throw errc::would_deadlock.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <system_error>
+
+#include <asio/async_result.hpp>
+#include <relock/detail/completion.hpp>
+#include <relock/errors.hpp>
+#include <relock/owner.hpp>
+
+namespace relock {
+
+namespace detail {
+class client_core;
+struct lock_kind;
+asio::io_context& io_of(client_core& core);
+// Checks a duration and returns it in whole milliseconds (rounded up, so a positive wait is
+// never zero). Throws errc::invalid_argument when negative, NaN or over the limit.
+std::chrono::milliseconds checked_millis(double ms, const char* what);
+template <class Rep, class Period>
+std::chrono::milliseconds to_millis(std::chrono::duration<Rep, Period> d, const char* what) {
+  return checked_millis(std::chrono::duration<double, std::milli>(d).count(), what);
+}
+}  // namespace detail
+
+struct lock_options {
+  // How long the hold lives. Empty: the watchdog lease, renewed while held.
+  std::optional<std::chrono::milliseconds> lease;
+  // How long to wait for the lock. Empty: async_lock waits for ever, async_try_lock does not
+  // wait at all.
+  std::optional<std::chrono::milliseconds> wait;
+  // Ends the wait early with errc::cancelled (Java's lockInterruptibly).
+  std::stop_token stop;
+  // Called on relock's I/O thread if the watchdog finds this hold gone.
+  std::function<void(std::error_code)> on_lost;
+};
+
+class Lock {
+ public:
+  Lock(std::shared_ptr<detail::client_core> core, std::string name, const detail::lock_kind& kind);
+
+  const std::string& name() const { return name_; }
+  const std::string& key() const { return key_; }  // the name after the client's name_mapper
+
+  // --- Blocking, for the calling thread (TimedLockable) ---
+  void lock();
+  void lock(std::chrono::milliseconds lease);
+  void lock(std::stop_token stop, std::optional<std::chrono::milliseconds> lease = {});
+  bool try_lock();
+  bool try_lock(std::chrono::milliseconds wait);
+  bool try_lock(std::chrono::milliseconds wait, std::chrono::milliseconds lease);
+  template <class Rep, class Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
+    // As std::timed_mutex: a wait that is zero or less tries once.
+    if (wait <= wait.zero()) return try_lock();
+    return try_lock(detail::to_millis(wait, "wait"));
+  }
+  template <class Clock, class Duration>
+  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& until) {
+    return try_lock_for(until - Clock::now());
+  }
+  // Never throws (it runs in std::unique_lock's destructor): a failure goes to the client's
+  // on_unlock_error / on_lock_lost callbacks and the log.
+  void unlock() noexcept;
+  // The same, handing the failure (not_owner, lock_lost, connection...) to the caller.
+  void unlock(std::error_code& ec) noexcept;
+
+  // --- Queries and administration (throw relock::error on failure) ---
+  bool force_unlock();  // deletes the lock whoever holds it; wakes waiters
+  bool is_locked() const;
+  bool is_held_by_current_thread() const;
+  bool is_held_by(owner o) const;
+  std::int64_t hold_count() const;  // the calling thread's holds
+  std::int64_t hold_count(owner o) const;
+  // Time left on the hold; nullopt when the lock is free; milliseconds::max() when the key has
+  // no expiry.
+  std::optional<std::chrono::milliseconds> remaining_lease() const;
+
+  // --- Async: any completion token (callback, asio::use_future, asio::use_awaitable) ---
+  // void(std::error_code): acquired, or an error (timeout when options.wait ran out).
+  template <class Token>
+  auto async_lock(owner o, lock_options options, Token&& token) {
+    return asio::async_initiate<Token, void(std::error_code)>(
+        [this](auto handler, owner who, lock_options opts) {
+          auto done = detail::erase<std::error_code>(std::move(handler), io());
+          start_acquire(who, std::move(opts), true,
+                        [done = std::move(done)](std::error_code ec, bool acquired,
+                                                 std::string) mutable {
+                          if (!ec && !acquired) ec = errc::timeout;
+                          done(ec);
+                        });
+        },
+        token, o, std::move(options));
+  }
+  // void(std::error_code, bool acquired): waits at most options.wait (no wait when empty).
+  template <class Token>
+  auto async_try_lock(owner o, lock_options options, Token&& token) {
+    return asio::async_initiate<Token, void(std::error_code, bool)>(
+        [this](auto handler, owner who, lock_options opts) {
+          auto done = detail::erase<std::error_code, bool>(std::move(handler), io());
+          start_acquire(who, std::move(opts), false,
+                        [done = std::move(done)](std::error_code ec, bool acquired,
+                                                 std::string) mutable { done(ec, acquired); });
+        },
+        token, o, std::move(options));
+  }
+  // void(std::error_code): not_owner when `o` holds nothing, lock_lost when its hold expired.
+  template <class Token>
+  auto async_unlock(owner o, Token&& token) {
+    return asio::async_initiate<Token, void(std::error_code)>(
+        [this](auto handler, owner who) {
+          auto done = detail::erase<std::error_code>(std::move(handler), io());
+          start_release(who, [done = std::move(done)](std::error_code ec, std::string) mutable {
+            done(ec);
+          });
+        },
+        token, o);
+  }
+
+ private:
+  // Internally every outcome also carries a detail for humans (the server's text, the owner).
+  using acquire_done = detail::completion<void(std::error_code, bool, std::string)>;
+  using release_done = detail::completion<void(std::error_code, std::string)>;
+
+  asio::io_context& io() const { return detail::io_of(*core_); }
+  // `empty_wait_is_forever`: async_lock waits for ever when options.wait is empty,
+  // async_try_lock tries once.
+  void start_acquire(owner who, lock_options options, bool empty_wait_is_forever,
+                     acquire_done done);
+  void start_release(owner who, release_done done);
+  bool acquire_blocking(owner who, lock_options options, bool empty_wait_is_forever);
+  void unlock_reporting(std::error_code* out) noexcept;
+  std::string field(owner o) const;
+
+  std::shared_ptr<detail::client_core> core_;
+  std::string name_;
+  std::string key_;
+  std::string channel_;
+  const detail::lock_kind* kind_;
+};
+
+}  // namespace relock

@@ -1,0 +1,27 @@
+// Who holds a lock. A hold belongs to "<client-id>:<owner-id>" (compat §1): by default the
+// owner id is the calling thread's number, so a thread that locks must be the one that unlocks,
+// as with Redisson. Async code, whose continuation may run on any thread, makes an owner once
+// (owner::unique()) and passes it to lock and unlock.
+#pragma once
+
+#include <cstdint>
+
+namespace relock {
+
+class owner {
+ public:
+  explicit owner(std::uint64_t id) : id_(id) {}
+
+  // The calling thread's number: unique in this process, stable for the thread's life.
+  static owner current_thread();
+  // A fresh number from the same sequence, so it never equals any thread's.
+  static owner unique();
+
+  std::uint64_t id() const { return id_; }
+  friend bool operator==(owner, owner) = default;
+
+ private:
+  std::uint64_t id_;
+};
+
+}  // namespace relock

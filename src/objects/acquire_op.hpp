@@ -1,0 +1,42 @@
+// The waiting loop shared by every lock kind (compat §8): try; if refused, join the channel's
+// waiter queue and wait for the subscription's confirmation; try again; then sleep until a
+// message, the holder's TTL or the caller's deadline, whichever comes first; loop.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <system_error>
+
+#include <relock/detail/completion.hpp>
+
+#include "objects/lock_kind.hpp"
+
+namespace relock::detail {
+
+class client_core;
+
+struct acquire_request {
+  std::string key;
+  std::string channel;
+  std::string field;  // owner
+  std::chrono::milliseconds lease{0};
+  bool watchdog = false;  // renew while held (no explicit lease)
+  bool wait = false;      // false: one attempt only
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // with wait; none = for ever
+  std::stop_token stop;
+  std::function<void(std::error_code)> on_lost;
+  const lock_kind* kind = nullptr;
+};
+
+// (error, acquired, detail for humans). Not acquired without error = the wait ran out.
+using acquire_callback = completion<void(std::error_code, bool, std::string)>;
+
+// Any thread; the work and the callback happen on the I/O thread.
+void start_acquire(std::shared_ptr<client_core> core, acquire_request request,
+                   acquire_callback done);
+
+}  // namespace relock::detail

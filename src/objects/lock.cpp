@@ -1,0 +1,198 @@
+#include <relock/lock.hpp>
+
+#include <cmath>
+#include <future>
+
+#include "client_core.hpp"
+#include "objects/acquire_op.hpp"
+#include "objects/ids.hpp"
+#include "objects/naming.hpp"
+#include "objects/release_op.hpp"
+#include "objects/sync_wait.hpp"
+
+namespace relock {
+namespace {
+
+// Names are keys: Redis allows 512 MB, but a lock name over 64 KiB is a bug, not a name.
+constexpr std::size_t max_name_size = 64 * 1024;
+
+void check_name(const std::string& name, const char* what) {
+  if (name.empty()) throw error(errc::invalid_argument, std::string(what) + " is empty");
+  if (name.size() > max_name_size) {
+    throw error(errc::invalid_argument, std::string(what) + " is " + std::to_string(name.size()) +
+                                            " bytes; the limit is 65536");
+  }
+}
+
+}  // namespace
+
+namespace detail {
+
+std::chrono::milliseconds checked_millis(double ms, const char* what) {
+  // 100 years: far beyond any real lease or wait, and far from steady_clock's overflow.
+  constexpr double limit = 100.0 * 365 * 24 * 3600 * 1000;
+  if (std::isnan(ms) || ms < 0) {
+    throw error(errc::invalid_argument, std::string(what) + " must not be negative");
+  }
+  if (ms > limit) throw error(errc::invalid_argument, std::string(what) + " is over 100 years");
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(ms)));
+}
+
+}  // namespace detail
+
+Lock::Lock(std::shared_ptr<detail::client_core> core, std::string name,
+           const detail::lock_kind& kind)
+    : core_(std::move(core)), name_(std::move(name)), kind_(&kind) {
+  check_name(name_, "lock name");
+  key_ = core_->key_of(name_);
+  check_name(key_, "lock key (after the name mapper)");
+  channel_ = objects::lock_channel(key_);
+}
+
+std::string Lock::field(owner o) const { return core_->id() + ":" + std::to_string(o.id()); }
+
+void Lock::start_acquire(owner who, lock_options options, bool empty_wait_is_forever,
+                         acquire_done done) {
+  if (core_->stopped()) return done(errc::cancelled, false, "the client has been destroyed");
+  if ((options.lease && options.lease->count() <= 0) ||
+      (options.wait && options.wait->count() < 0)) {
+    return done(errc::invalid_argument, false, "a lease must be > 0 and a wait >= 0");
+  }
+  detail::acquire_request r;
+  r.key = key_;
+  r.channel = channel_;
+  r.field = field(who);
+  r.watchdog = !options.lease;
+  r.lease = options.lease.value_or(core_->settings().watchdog_lease);
+  r.wait = options.wait ? options.wait->count() > 0 : empty_wait_is_forever;
+  if (options.wait) r.deadline = std::chrono::steady_clock::now() + *options.wait;
+  r.stop = std::move(options.stop);
+  r.on_lost = std::move(options.on_lost);
+  r.kind = kind_;
+  detail::start_acquire(core_, std::move(r), std::move(done));
+}
+
+void Lock::start_release(owner who, release_done done) {
+  if (core_->stopped()) return done(errc::cancelled, "the client has been destroyed");
+  detail::start_release(core_, detail::release_request{key_, channel_, field(who), kind_, false},
+                        std::move(done));
+}
+
+bool Lock::acquire_blocking(owner who, lock_options options, bool empty_wait_is_forever) {
+  detail::refuse_io_thread(*core_, "locking");
+  std::promise<std::tuple<std::error_code, bool, std::string>> done;
+  auto future = done.get_future();
+  start_acquire(who, std::move(options), empty_wait_is_forever,
+                [&done](std::error_code ec, bool acquired, std::string detail) {
+                  done.set_value({ec, acquired, std::move(detail)});
+                });
+  auto [ec, acquired, detail] = future.get();
+  if (ec) throw error(ec, "lock '" + name_ + "': " + detail);
+  return acquired;
+}
+
+void Lock::lock() { acquire_blocking(owner::current_thread(), {}, true); }
+
+void Lock::lock(std::chrono::milliseconds lease) {
+  lock_options o;
+  o.lease = detail::to_millis(lease, "lease");
+  acquire_blocking(owner::current_thread(), std::move(o), true);
+}
+
+void Lock::lock(std::stop_token stop, std::optional<std::chrono::milliseconds> lease) {
+  lock_options o;
+  if (lease) o.lease = detail::to_millis(*lease, "lease");
+  o.stop = std::move(stop);
+  acquire_blocking(owner::current_thread(), std::move(o), true);
+}
+
+bool Lock::try_lock() { return acquire_blocking(owner::current_thread(), {}, false); }
+
+bool Lock::try_lock(std::chrono::milliseconds wait) {
+  lock_options o;
+  o.wait = detail::to_millis(wait, "wait");
+  return acquire_blocking(owner::current_thread(), std::move(o), false);
+}
+
+bool Lock::try_lock(std::chrono::milliseconds wait, std::chrono::milliseconds lease) {
+  lock_options o;
+  o.wait = detail::to_millis(wait, "wait");
+  o.lease = detail::to_millis(lease, "lease");
+  return acquire_blocking(owner::current_thread(), std::move(o), false);
+}
+
+void Lock::unlock() noexcept { unlock_reporting(nullptr); }
+
+void Lock::unlock(std::error_code& ec) noexcept { unlock_reporting(&ec); }
+
+void Lock::unlock_reporting(std::error_code* out) noexcept {
+  std::error_code ec;
+  std::string detail;
+  if (core_->stopped()) {
+    ec = errc::cancelled;
+    detail = "unlock: the client has been destroyed";
+  } else if (core_->on_io_thread()) {
+    ec = errc::would_deadlock;
+    detail = "unlock() blocks, and was called on relock's I/O thread; use async_unlock there";
+  } else {
+    try {
+      std::promise<std::pair<std::error_code, std::string>> done;
+      auto future = done.get_future();
+      start_release(owner::current_thread(), [&done](std::error_code e, std::string d) {
+        done.set_value({e, std::move(d)});
+      });
+      std::tie(ec, detail) = future.get();
+    } catch (const std::exception& e) {  // allocation failure: still never throw from here
+      ec = errc::connection;
+      detail = e.what();
+    }
+  }
+  if (out != nullptr) *out = ec;
+  if (!ec || out != nullptr) return;
+  core_->log(log_level::error, "unlock failed: " + detail);
+  if (const auto& report = core_->settings().on_unlock_error) report(key_, ec, detail);
+}
+
+bool Lock::force_unlock() {
+  detail::refuse_io_thread(*core_, "force_unlock");
+  std::promise<std::pair<std::error_code, resp::reply>> done;
+  auto future = done.get_future();
+  core_->executor().eval(kind_->force_release, {key_, channel_},
+                         {kind_->on_release == detail::wake_rule::wake_one ? "0" : "1",
+                          core_->publish_command()},
+                         [&done](std::error_code ec, resp::reply r) {
+                           done.set_value({ec, std::move(r)});
+                         });
+  auto [ec, r] = future.get();
+  if (ec) throw error(ec, "force_unlock '" + name_ + "': " + r.str);
+  return r.integer == 1;
+}
+
+bool Lock::is_locked() const {
+  return detail::run_blocking(*core_, key_, resp::request{"EXISTS", key_}, "is_locked").integer ==
+         1;
+}
+
+bool Lock::is_held_by_current_thread() const { return is_held_by(owner::current_thread()); }
+
+bool Lock::is_held_by(owner o) const {
+  return detail::run_blocking(*core_, key_, resp::request{"HEXISTS", key_, field(o)},
+                              "is_held_by")
+             .integer == 1;
+}
+
+std::int64_t Lock::hold_count() const { return hold_count(owner::current_thread()); }
+
+std::int64_t Lock::hold_count(owner o) const {
+  auto r = detail::run_blocking(*core_, key_, resp::request{"HGET", key_, field(o)}, "hold_count");
+  return r.is_nil() ? 0 : std::stoll(r.str);
+}
+
+std::optional<std::chrono::milliseconds> Lock::remaining_lease() const {
+  auto r = detail::run_blocking(*core_, key_, resp::request{"PTTL", key_}, "remaining_lease");
+  if (r.integer == -2) return std::nullopt;
+  if (r.integer == -1) return std::chrono::milliseconds::max();
+  return std::chrono::milliseconds(r.integer);
+}
+
+}  // namespace relock

@@ -1,0 +1,69 @@
+#include "objects/release_op.hpp"
+
+#include <asio/dispatch.hpp>
+#include <relock/errors.hpp>
+
+#include "client_core.hpp"
+#include "objects/ids.hpp"
+#include "objects/naming.hpp"
+
+namespace relock::detail {
+namespace {
+
+void release_on_io(const std::shared_ptr<client_core>& core, release_request request,
+                   release_callback done) {
+  auto plan = request.cleanup ? renewal::watchdog::release_plan{}
+                              : core->watchdog().releasing(request.key, request.field);
+  if (request.cleanup) plan.lease = core->settings().watchdog_lease;
+  if (plan.lost) {
+    return done(errc::lock_lost, "lock '" + request.key + "' held by " + request.field +
+                                     " was lost before this unlock (it expired or was deleted)");
+  }
+  std::string latch = objects::unlock_latch_key(request.key, objects::random_request_id());
+  const auto& settings = core->settings();
+  const bool cleanup = request.cleanup;
+  std::vector<std::string> keys{request.key, request.channel, latch};
+  std::vector<std::string> args{
+      request.kind->on_release == wake_rule::wake_one ? "0" : "1",
+      std::to_string(plan.lease.count()),
+      request.field,
+      core->publish_command(),
+      std::to_string(settings.unlock_latch_ttl.count()),
+  };
+  // The latch makes the release safe to resend after a lost connection.
+  core->executor().eval(
+      request.kind->release, std::move(keys), std::move(args),
+      [core, request = std::move(request), known = plan.known, latch = std::move(latch),
+       done = std::move(done)](std::error_code ec, resp::reply r) mutable {
+        if (ec) return done(ec, r.str);
+        if (r.is_nil()) {
+          if (known) {
+            return done(errc::lock_lost, "lock '" + request.key + "' was no longer held by " +
+                                             request.field + " (its lease ran out or it was deleted)");
+          }
+          return done(errc::not_owner,
+                      "lock '" + request.key + "' is not held by " + request.field);
+        }
+        if (r.integer == 1) core->watchdog().forget(request.key, request.field);
+        // The release has completed: its latch has done its work.
+        resp::request del{"DEL", latch};
+        core->executor().run(latch, std::move(del), [](std::error_code, resp::reply) {});
+        done({}, {});
+      },
+      /*idempotent=*/true,
+      // A cleanup may queue behind the very acquire that timed out: give it the latch's window.
+      cleanup ? settings.unlock_latch_ttl : std::chrono::milliseconds::zero());
+}
+
+}  // namespace
+
+void start_release(std::shared_ptr<client_core> core, release_request request,
+                   release_callback done) {
+  asio::io_context& io = core->io();
+  asio::dispatch(io, [core = std::move(core), request = std::move(request),
+                      done = std::move(done)]() mutable {
+    release_on_io(core, std::move(request), std::move(done));
+  });
+}
+
+}  // namespace relock::detail

@@ -1,0 +1,32 @@
+// Releasing one hold: stop renewing first, then run the kind's release script under a fresh
+// unlock latch (compat §1), then delete the latch.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <system_error>
+
+#include <relock/detail/completion.hpp>
+
+#include "objects/lock_kind.hpp"
+
+namespace relock::detail {
+
+class client_core;
+
+struct release_request {
+  std::string key;
+  std::string channel;
+  std::string field;
+  const lock_kind* kind = nullptr;
+  bool cleanup = false;  // undoing an acquire whose outcome is unknown: no local hold to count
+};
+
+// (error, detail naming the lock and owner). not_owner: the owner held nothing; lock_lost: it
+// held the lock, but the hold expired or was deleted.
+using release_callback = completion<void(std::error_code, std::string)>;
+
+void start_release(std::shared_ptr<client_core> core, release_request request,
+                   release_callback done);
+
+}  // namespace relock::detail

@@ -1,0 +1,105 @@
+#include "pubsub/waiter_queue.hpp"
+
+#include <asio/post.hpp>
+
+namespace relock::pubsub {
+
+void waiter_queues::join(const std::string& channel, waiter& w, ready_callback ready) {
+  auto& slot = queues_[channel];
+  if (!slot) {
+    slot = std::make_shared<queue>();
+    slot->channel = channel;
+  }
+  queue& q = *slot;
+  w.channel_ = channel;
+  w.signalled = false;
+  w.next_ = nullptr;
+  w.prev_ = q.tail;
+  (q.tail ? q.tail->next_ : q.head) = &w;
+  q.tail = &w;
+
+  if (q.confirmed) {
+    asio::post(subscriber_.io(), [ready = std::move(ready)]() mutable { ready({}); });
+    return;
+  }
+  q.not_ready.emplace_back(&w, std::move(ready));
+  if (!q.listener) subscribe(slot);
+}
+
+void waiter_queues::subscribe(const std::shared_ptr<queue>& q) {
+  std::weak_ptr<queue> weak = q;
+  q->listener = subscriber_.add(
+      q->channel,
+      [this, weak](const event& e) {
+        if (auto alive = weak.lock()) on_event(*alive, e);
+      },
+      [this, weak](std::error_code ec) {
+        auto alive = weak.lock();
+        if (!alive) return;
+        if (ec) {
+          // Try again with the next joiner; these waiters go on without messages, bounded by
+          // the holder's TTL.
+          subscriber_.remove(alive->listener);
+          alive->listener.reset();
+        } else {
+          alive->confirmed = true;
+        }
+        auto ready = std::move(alive->not_ready);
+        alive->not_ready.clear();
+        for (auto& [who, callback] : ready) callback(ec);
+      });
+}
+
+void waiter_queues::leave(waiter& w, bool used_wake) {
+  auto it = queues_.find(w.channel_);
+  if (it == queues_.end()) return;
+  queue& q = *it->second;
+  (w.prev_ ? w.prev_->next_ : q.head) = w.next_;
+  (w.next_ ? w.next_->prev_ : q.tail) = w.prev_;
+  w.prev_ = w.next_ = nullptr;
+  std::erase_if(q.not_ready, [&](const auto& entry) { return entry.first == &w; });
+  if (w.signalled && !used_wake) wake_one(q);
+  w.signalled = false;
+  if (q.head == nullptr) {
+    // The last waiter is gone: release the channel, so waiting on many names leaves nothing.
+    if (q.listener) subscriber_.remove(q.listener);
+    queues_.erase(it);
+  }
+}
+
+bool waiter_queues::take_permit(const waiter& w) {
+  auto it = queues_.find(w.channel_);
+  if (it == queues_.end() || it->second->permits == 0) return false;
+  --it->second->permits;
+  return true;
+}
+
+void waiter_queues::on_event(queue& q, const event& e) {
+  if (e.kind == event_kind::message && e.payload == "0") {
+    wake_one(q);
+  } else {
+    wake_all(q);
+  }
+}
+
+void waiter_queues::wake_one(queue& q) {
+  for (waiter* w = q.head; w != nullptr; w = w->next_) {
+    if (!w->signalled) {
+      w->signalled = true;
+      w->wake();
+      return;
+    }
+  }
+  ++q.permits;
+}
+
+void waiter_queues::wake_all(queue& q) {
+  for (waiter* w = q.head; w != nullptr;) {
+    waiter* next = w->next_;  // wake() may not unlink, but stay safe if it ever does
+    w->signalled = true;
+    w->wake();
+    w = next;
+  }
+}
+
+}  // namespace relock::pubsub

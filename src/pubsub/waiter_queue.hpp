@@ -1,0 +1,76 @@
+// Process-wide queues of waiting acquires, one per channel, sharing one subscription
+// (compat §8). Message "0" wakes the first waiter not already woken; any other message, or a
+// resubscription after a reconnect (messages may have been lost), wakes them all. A message
+// that finds nobody to wake is kept as a permit for the next waiter about to sleep.
+//
+// I/O thread only.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <unordered_map>
+#include <vector>
+
+#include <relock/detail/unique_function.hpp>
+
+#include "pubsub/subscriber.hpp"
+
+namespace relock::pubsub {
+
+class waiter_queues;
+
+// One waiting acquire. Its queue links it in; the waiter itself stays where its owner put it.
+struct waiter {
+  std::function<void()> wake;  // called on the I/O thread when a message is meant for it
+  bool signalled = false;      // woken, and has not yet tried again
+
+ private:
+  friend class waiter_queues;
+  waiter* prev_ = nullptr;
+  waiter* next_ = nullptr;
+  std::string channel_;
+};
+
+class waiter_queues {
+ public:
+  using ready_callback = detail::unique_function<void(std::error_code)>;
+
+  explicit waiter_queues(subscriber& s) : subscriber_(s) {}
+
+  // Queues `w` on `channel`. `ready` runs (posted) once the channel's subscription is confirmed,
+  // or with the error that kept it from being confirmed.
+  void join(const std::string& channel, waiter& w, ready_callback ready);
+
+  // Unlinks `w`. A waiter that was woken and leaves without having used the wake (it gave up,
+  // or it was cancelled) passes the wake on, so a release is never swallowed.
+  void leave(waiter& w, bool used_wake);
+
+  // True (and consumes it) when a message arrived while nobody was waiting to hear it.
+  bool take_permit(const waiter& w);
+
+  std::size_t queue_count() const { return queues_.size(); }
+
+ private:
+  struct queue {
+    std::string channel;
+    listener_ptr listener;
+    waiter* head = nullptr;
+    waiter* tail = nullptr;
+    std::size_t permits = 0;
+    bool confirmed = false;
+    std::vector<std::pair<waiter*, ready_callback>> not_ready;
+  };
+
+  void subscribe(const std::shared_ptr<queue>& q);
+  void on_event(queue& q, const event& e);
+  void wake_one(queue& q);
+  void wake_all(queue& q);
+
+  subscriber& subscriber_;
+  std::unordered_map<std::string, std::shared_ptr<queue>> queues_;
+};
+
+}  // namespace relock::pubsub

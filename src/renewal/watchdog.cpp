@@ -1,0 +1,124 @@
+#include "renewal/watchdog.hpp"
+
+#include <relock/errors.hpp>
+
+#include "topology/slot.hpp"
+
+namespace relock::renewal {
+
+watchdog::watchdog(exec::executor& executor, watchdog_options options)
+    : executor_(executor), options_(std::move(options)), timer_(executor.io()) {}
+
+void watchdog::log(log_level level, const std::string& text) const {
+  if (options_.log) options_.log(level, text);
+}
+
+void watchdog::held(const std::string& key, const std::string& field,
+                    std::chrono::milliseconds lease, const exec::script* renew,
+                    std::function<void(std::error_code)> on_lost) {
+  hold_key id{key, field};
+  lost_.erase(id);
+  hold& h = holds_[id];
+  if (h.count == 0) h.generation = next_generation_++;
+  ++h.count;
+  h.lease = lease;
+  h.renew = renew;
+  if (on_lost) h.on_lost = std::move(on_lost);
+  if (renew != nullptr) arm();
+}
+
+watchdog::release_plan watchdog::releasing(const std::string& key, const std::string& field) {
+  hold_key id{key, field};
+  release_plan plan;
+  if (lost_.erase(id) != 0) {
+    plan.known = plan.lost = true;
+    return plan;
+  }
+  auto it = holds_.find(id);
+  if (it == holds_.end()) {
+    plan.lease = options_.lease;
+    return plan;
+  }
+  plan.known = true;
+  plan.lease = it->second.lease;
+  if (--it->second.count <= 0) holds_.erase(it);
+  return plan;
+}
+
+void watchdog::forget(const std::string& key, const std::string& field) {
+  holds_.erase(hold_key{key, field});
+}
+
+void watchdog::stop() {
+  timer_.cancel();
+  armed_ = false;
+}
+
+void watchdog::arm() {
+  if (armed_) return;
+  armed_ = true;
+  timer_.expires_after(options_.lease / 3);
+  timer_.async_wait([this](std::error_code ec) {
+    if (ec) return;
+    armed_ = false;
+    tick();
+  });
+}
+
+void watchdog::tick() {
+  // Group by script and slot: one script call may only touch keys of one slot (Cluster).
+  std::map<std::pair<const exec::script*, std::uint16_t>, std::vector<renewal_target>> groups;
+  for (const auto& [id, h] : holds_) {
+    if (h.renew == nullptr) continue;
+    groups[{h.renew, topology::slot_of(id.first)}].push_back({id, h.generation});
+  }
+  for (auto& [group, targets] : groups) {
+    for (std::size_t from = 0; from < targets.size(); from += options_.batch) {
+      auto to = std::min(targets.size(), from + options_.batch);
+      renew(*group.first, std::vector<renewal_target>(targets.begin() + from, targets.begin() + to));
+    }
+  }
+  if (!groups.empty()) arm();
+}
+
+void watchdog::renew(const exec::script& script, std::vector<renewal_target> batch) {
+  std::vector<std::string> keys, args;
+  keys.reserve(batch.size());
+  args.reserve(batch.size() + 1);
+  args.push_back(std::to_string(options_.lease.count()));
+  for (const auto& t : batch) {
+    keys.push_back(t.id.first);
+    args.push_back(t.id.second);
+  }
+  ++renewals_sent_;
+  // Renewal is idempotent (PEXPIRE), so the executor may resend it after a lost connection.
+  executor_.eval(
+      script, std::move(keys), std::move(args),
+      [this, batch = std::move(batch)](std::error_code ec, resp::reply r) {
+        if (ec) {
+          // Kept in the table: the next tick tries again while the lease lasts.
+          log(log_level::warning, "lock renewal failed: " + r.str);
+          return;
+        }
+        for (std::size_t i = 0; i < batch.size() && i < r.elements.size(); ++i) {
+          if (r.elements[i].integer != 0) continue;
+          auto it = holds_.find(batch[i].id);
+          // Released or re-acquired since the renewal went out: not a loss.
+          if (it == holds_.end() || it->second.generation != batch[i].generation) continue;
+          lost(batch[i].id);
+        }
+      },
+      /*idempotent=*/true);
+}
+
+void watchdog::lost(const hold_key& id) {
+  auto it = holds_.find(id);
+  auto on_lost = std::move(it->second.on_lost);
+  holds_.erase(it);
+  lost_.insert(id);
+  log(log_level::warning, "lock '" + id.first + "' held by " + id.second + " was lost");
+  if (on_lost) on_lost(make_error_code(errc::lock_lost));
+  if (options_.on_lost) options_.on_lost(id.first, id.second);
+}
+
+}  // namespace relock::renewal

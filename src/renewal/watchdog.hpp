@@ -1,0 +1,94 @@
+// The watchdog: one timer and one table of the holds this client keeps alive.
+//
+// Every lease/3 it renews all watchdog-held locks, grouped by slot into script calls of up to
+// `batch` keys, all sent at once (pipelined). A renewal that finds the hold gone marks it lost:
+// it leaves the table, its on_lost and the client's on_lock_lost hear of it, and its owner's
+// next release reports errc::lock_lost.
+//
+// Order matters (Redisson #7272 came from the opposite): a hold is recorded before the acquire's
+// completion reaches the caller, and forgotten before the release script goes out, so a
+// released key is never renewed again. A renewal reply for a hold that was forgotten meanwhile
+// is ignored (holds carry a generation).
+//
+// I/O thread only. Holds with a fixed lease are recorded too (their lease is restored on a
+// partial release) but never renewed.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+
+#include <asio/steady_timer.hpp>
+#include <relock/config.hpp>
+
+#include "exec/executor.hpp"
+
+namespace relock::renewal {
+
+struct watchdog_options {
+  std::chrono::milliseconds lease{30'000};
+  std::size_t batch = 100;
+  std::function<void(std::string_view key, std::string_view field)> on_lost;
+  std::function<void(log_level, std::string_view)> log;
+};
+
+class watchdog {
+ public:
+  watchdog(exec::executor& executor, watchdog_options options);
+
+  // `renew` is null for a fixed lease.
+  void held(const std::string& key, const std::string& field, std::chrono::milliseconds lease,
+            const exec::script* renew, std::function<void(std::error_code)> on_lost);
+
+  struct release_plan {
+    bool known = false;  // we recorded this hold
+    bool lost = false;   // the watchdog found it gone: do not release, report lock_lost
+    std::chrono::milliseconds lease{0};
+  };
+  // Call before sending a release: counts one hold down, and forgets the hold at zero.
+  release_plan releasing(const std::string& key, const std::string& field);
+  // The server says the hold is entirely gone (fully released or force-released).
+  void forget(const std::string& key, const std::string& field);
+
+  bool held_by(const std::string& key, const std::string& field) const {
+    return holds_.contains(hold_key{key, field});
+  }
+  std::size_t holds() const { return holds_.size(); }
+  std::size_t renewals_sent() const { return renewals_sent_; }
+  void stop();
+
+ private:
+  using hold_key = std::pair<std::string, std::string>;  // lock key, owner field
+  struct hold {
+    std::chrono::milliseconds lease;
+    const exec::script* renew;
+    std::int64_t count = 0;
+    std::function<void(std::error_code)> on_lost;
+    std::uint64_t generation = 0;
+  };
+  struct renewal_target {
+    hold_key id;
+    std::uint64_t generation;
+  };
+
+  void arm();
+  void tick();
+  void renew(const exec::script& script, std::vector<renewal_target> batch);
+  void lost(const hold_key& id);
+  void log(log_level level, const std::string& text) const;
+
+  exec::executor& executor_;
+  watchdog_options options_;
+  asio::steady_timer timer_;
+  bool armed_ = false;
+  std::uint64_t next_generation_ = 1;
+  std::size_t renewals_sent_ = 0;
+  std::map<hold_key, hold> holds_;
+  std::set<hold_key> lost_;
+};
+
+}  // namespace relock::renewal

@@ -1,0 +1,33 @@
+// A server, a client on it, and a raw client beside it: what most lock tests start from.
+#pragma once
+
+#include <future>
+#include <thread>
+
+#include <relock/client.hpp>
+
+#include "client_core.hpp"
+#include "support/raw_client.hpp"
+#include "support/redis_server.hpp"
+#include "support/wait.hpp"
+
+namespace relock::test {
+
+inline relock::config settings_for(const redis_server& server) {
+  relock::config c;
+  c.url = server.url();
+  return c;
+}
+
+// The owner field relock writes for the calling thread.
+inline std::string my_field(const relock::client& c) {
+  return c.id() + ":" + std::to_string(relock::owner::current_thread().id());
+}
+
+// Runs `f` on a new thread (a different owner) and waits for it.
+template <class F>
+auto on_other_thread(F f) {
+  return std::async(std::launch::async, std::move(f)).get();
+}
+
+}  // namespace relock::test

@@ -1,0 +1,168 @@
+// Bad input and faults: clear errors, nothing changed, nothing leaked.
+#include <gtest/gtest.h>
+
+#include <mutex>
+
+#include "lock_env.hpp"
+
+using namespace std::chrono_literals;
+using namespace relock::test;
+using relock::errc;
+
+namespace {
+
+template <class F>
+std::error_code error_of(F f) {
+  try {
+    f();
+  } catch (const relock::error& e) {
+    return e.code();
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST(lock_faults, bad_names_are_refused_before_any_io) {
+  redis_server server;
+  relock::client client(settings_for(server));
+  EXPECT_EQ(error_of([&] { client.lock(""); }), errc::invalid_argument);
+  EXPECT_EQ(error_of([&] { client.lock(std::string(64 * 1024 + 1, 'n')); }),
+            errc::invalid_argument);
+  EXPECT_EQ(error_of([&] { client.lock(std::string(64 * 1024, 'n')); }), std::error_code());
+}
+
+TEST(lock_faults, bad_durations_are_refused_before_any_io) {
+  redis_server server;
+  relock::client client(settings_for(server));
+  auto raw = raw_client::to(server);
+  auto lk = client.lock("d");
+  EXPECT_EQ(error_of([&] { lk.lock(-1ms); }), errc::invalid_argument);
+  EXPECT_EQ(error_of([&] { lk.try_lock(-5ms); }), errc::invalid_argument);
+  EXPECT_EQ(error_of([&] { lk.try_lock(1s, -1ms); }), errc::invalid_argument);
+  EXPECT_EQ(error_of([&] { lk.lock(std::chrono::milliseconds::max()); }), errc::invalid_argument);
+  EXPECT_EQ(error_of([&] { lk.try_lock_for(std::chrono::hours::max()); }),
+            errc::invalid_argument);
+  EXPECT_EQ(error_of([&] { lk.lock(0ms); }), errc::invalid_argument);
+  EXPECT_EQ(raw.command({"EXISTS", "d"}).integer, 0);
+  // As std::timed_mutex: a wait already over tries once.
+  EXPECT_TRUE(lk.try_lock_for(-1s));
+  lk.unlock();
+}
+
+TEST(lock_faults, a_key_of_another_type_surfaces_wrongtype_and_stays_untouched) {
+  redis_server server;
+  relock::client client(settings_for(server));
+  auto raw = raw_client::to(server);
+  raw.command({"SET", "str", "precious"});
+  auto lk = client.lock("str");
+  try {
+    lk.lock();
+    FAIL() << "locked a string key";
+  } catch (const relock::error& e) {
+    EXPECT_EQ(e.code(), errc::wrong_type);
+    EXPECT_NE(std::string(e.what()).find("WRONGTYPE"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(error_of([&] { lk.hold_count(); }), errc::wrong_type);
+  EXPECT_EQ(raw.command({"GET", "str"}).str, "precious");
+  EXPECT_EQ(raw.command({"PTTL", "str"}).integer, -1);
+}
+
+TEST(lock_faults, unlock_by_a_non_owner_is_not_owner_and_changes_nothing) {
+  redis_server server;
+  auto c = settings_for(server);
+  std::mutex m;
+  std::vector<std::pair<std::error_code, std::string>> reported;
+  c.on_unlock_error = [&](std::string_view, std::error_code ec, std::string_view detail) {
+    std::lock_guard g(m);
+    reported.emplace_back(ec, std::string(detail));
+  };
+  relock::client client(c);
+  auto raw = raw_client::to(server);
+  auto lk = client.lock("mine");
+  lk.lock();
+  auto ec = on_other_thread([&] {
+    std::error_code e;
+    lk.unlock(e);
+    return e;
+  });
+  EXPECT_EQ(ec, errc::not_owner);
+  on_other_thread([&] {
+    lk.unlock();  // the noexcept form reports through the callback
+    return 0;
+  });
+  {
+    std::lock_guard g(m);
+    ASSERT_EQ(reported.size(), 1u);
+    EXPECT_EQ(reported[0].first, errc::not_owner);
+    EXPECT_NE(reported[0].second.find("'mine'"), std::string::npos) << reported[0].second;
+    EXPECT_NE(reported[0].second.find(client.id()), std::string::npos) << reported[0].second;
+  }
+  EXPECT_EQ(lk.hold_count(), 1);
+  lk.unlock();
+  // And a free lock's unlock is not_owner too.
+  std::error_code again;
+  lk.unlock(again);
+  EXPECT_EQ(again, errc::not_owner);
+}
+
+TEST(lock_faults, a_server_gone_during_lock_is_an_error_and_leaks_no_hold) {
+  redis_server server;
+  auto c = settings_for(server);
+  c.command_timeout = 300ms;
+  relock::client client(c);
+  auto raw = raw_client::to(server);
+  auto lk = client.lock("stuck");
+  ASSERT_FALSE(lk.is_locked());
+
+  server.pause();  // the acquire is written, but its reply never comes in time
+  EXPECT_EQ(error_of([&] { lk.lock(); }), errc::timeout);
+  server.resume();
+  // The acquire ran once the server woke; the cleanup release behind it undid it.
+  EXPECT_TRUE(wait_until([&] { return raw.command({"EXISTS", "stuck"}).integer == 0; }, 5s));
+}
+
+TEST(lock_faults, a_waiter_gets_an_error_not_a_hang_when_the_server_dies) {
+  redis_server server;
+  auto c = settings_for(server);
+  c.command_timeout = 500ms;
+  relock::client client(c);
+  auto raw = raw_client::to(server);
+  auto lk = client.lock("doomed");
+  lk.lock(60s);  // a waiter relying on the TTL alone would sleep a minute
+  auto waiting = std::async(std::launch::async, [&] {
+    try {
+      lk.lock();
+      return std::error_code();
+    } catch (const relock::error& e) {
+      return e.code();
+    }
+  });
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return raw.command({"PUBSUB", "NUMSUB", "redisson_lock__channel:{doomed}"})
+                   .elements.at(1)
+                   .integer == 1;
+      },
+      5s));
+  server.kill();
+  ASSERT_EQ(waiting.wait_for(10s), std::future_status::ready);
+  auto ec = waiting.get();
+  EXPECT_TRUE(ec == errc::timeout || ec == errc::connection) << ec.message();
+}
+
+TEST(lock_faults, blocking_calls_on_the_io_thread_are_refused) {
+  redis_server server;
+  relock::client client(settings_for(server));
+  auto lk = client.lock("io");
+  std::promise<std::error_code> seen;
+  asio::post(client.core()->io(), [&] {
+    try {
+      lk.lock();
+      seen.set_value({});
+    } catch (const relock::error& e) {
+      seen.set_value(e.code());
+    }
+  });
+  EXPECT_EQ(seen.get_future().get(), errc::would_deadlock);
+}

@@ -1,0 +1,158 @@
+// Leases, the watchdog, lost locks, and a holder that dies.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+
+#include "lock_env.hpp"
+
+using namespace std::chrono_literals;
+using namespace relock::test;
+using relock::errc;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+std::size_t watchdog_holds(relock::client& c) {
+  std::promise<std::size_t> n;
+  asio::post(c.core()->io(), [&] { n.set_value(c.core()->watchdog().holds()); });
+  return n.get_future().get();
+}
+
+}  // namespace
+
+TEST(lock_lease, an_explicit_lease_expires_and_the_late_unlock_reports_it) {
+  redis_server server;
+  relock::client client(settings_for(server));
+  auto lk = client.lock("leased");
+  lk.lock(300ms);
+  EXPECT_EQ(watchdog_holds(client), 1u);  // recorded, never renewed
+  EXPECT_TRUE(wait_until([&] { return !lk.is_locked(); }, 3s));
+  std::error_code ec;
+  lk.unlock(ec);
+  EXPECT_EQ(ec, errc::lock_lost);
+}
+
+TEST(lock_watchdog, a_one_second_watchdog_keeps_a_lock_for_five_seconds) {
+  redis_server server;
+  auto c = settings_for(server);
+  c.watchdog_lease = 1s;
+  relock::client client(c);
+  auto raw = raw_client::to(server);
+  auto lk = client.lock("kept");
+  lk.lock();
+  auto until = steady::now() + 5s;
+  std::int64_t lowest_ttl = 1000;
+  while (steady::now() < until) {
+    auto ttl = raw.command({"PTTL", "kept"}).integer;
+    ASSERT_GT(ttl, 0) << "the lock expired while held";
+    lowest_ttl = std::min(lowest_ttl, ttl);
+    std::this_thread::sleep_for(50ms);  // sampling the TTL, not waiting for an outcome
+  }
+  // Renewed every lease/3: the TTL never fell much below two thirds of the lease.
+  EXPECT_GT(lowest_ttl, 450);
+  lk.unlock();
+  EXPECT_EQ(raw.command({"EXISTS", "kept"}).integer, 0);
+}
+
+TEST(lock_watchdog, a_deleted_key_is_detected_as_lost) {
+  redis_server server;
+  auto c = settings_for(server);
+  c.watchdog_lease = 900ms;
+  std::mutex m;
+  std::vector<std::string> lost;
+  c.on_lock_lost = [&](std::string_view key, std::string_view) {
+    std::lock_guard g(m);
+    lost.emplace_back(key);
+  };
+  relock::client client(c);
+  auto raw = raw_client::to(server);
+  auto lk = client.lock("stolen");
+  std::atomic<bool> owner_told{false};
+  relock::lock_options o;
+  o.on_lost = [&](std::error_code ec) { owner_told = ec == errc::lock_lost; };
+  std::promise<std::error_code> got;
+  lk.async_lock(relock::owner::current_thread(), o,
+                [&](std::error_code ec) { got.set_value(ec); });
+  ASSERT_FALSE(got.get_future().get());
+
+  raw.command({"DEL", "stolen"});
+  EXPECT_TRUE(wait_until([&] { return owner_told.load(); }, 3s));
+  {
+    std::lock_guard g(m);
+    EXPECT_EQ(lost, std::vector<std::string>{"stolen"});
+  }
+  std::error_code ec;
+  lk.unlock(ec);
+  EXPECT_EQ(ec, errc::lock_lost);
+}
+
+TEST(lock_watchdog, unlock_racing_renewals_never_leaves_a_released_key_renewed) {
+  // Redisson #7272: a renewal entry that outlives its unlock renews the key for ever.
+  redis_server server;
+  auto c = settings_for(server);
+  c.watchdog_lease = 150ms;  // a tick every 50 ms, so unlocks land among renewals
+  std::atomic<int> lost{0};
+  c.on_lock_lost = [&](std::string_view, std::string_view) { ++lost; };
+  relock::client client(c);
+  auto raw = raw_client::to(server);
+  auto background = client.lock("background");
+  background.lock();  // keeps the watchdog ticking throughout
+  for (int i = 0; i < 300; ++i) {
+    auto lk = client.lock("racing");
+    lk.lock();
+    if (i % 7 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(i % 50));
+    lk.unlock();
+  }
+  EXPECT_EQ(watchdog_holds(client), 1u);  // only "background"
+  // Someone else takes the name with a short TTL: no renewal of ours may extend it.
+  raw.command({"HSET", "racing", "someone:1", "1"});
+  raw.command({"PEXPIRE", "racing", "400"});
+  EXPECT_TRUE(wait_until([&] { return raw.command({"EXISTS", "racing"}).integer == 0; }, 3s));
+  EXPECT_EQ(lost.load(), 0);
+  background.unlock();
+  EXPECT_EQ(watchdog_holds(client), 0u);
+}
+
+TEST(lock_watchdog, a_killed_holder_frees_the_lock_within_its_lease) {
+  redis_server server;
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  // Fork before this process has any client (and its I/O thread).
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(ready[0]);
+    try {
+      auto c = settings_for(server);
+      c.watchdog_lease = 1s;
+      relock::client client(c);
+      client.lock("crash").lock();
+      char ok = 'k';
+      if (write(ready[1], &ok, 1) != 1) _exit(2);
+      for (;;) pause();
+    } catch (...) {
+      _exit(3);
+    }
+  }
+  close(ready[1]);
+  char ok = 0;
+  ASSERT_EQ(read(ready[0], &ok, 1), 1);
+  close(ready[0]);
+
+  relock::client client(settings_for(server));
+  auto lk = client.lock("crash");
+  EXPECT_FALSE(lk.try_lock());
+  auto killed_at = steady::now();
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  EXPECT_TRUE(lk.try_lock(5s));
+  // Not before the renewed lease could have run out, and not long after.
+  auto took = steady::now() - killed_at;
+  EXPECT_LT(took, 1s + 1500ms);
+  lk.unlock();
+}
