@@ -18,5 +18,7 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/relock-config.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/relock-config-version.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/relock)
 
+file(RELATIVE_PATH RELOCK_PC_INCLUDE_FROM_PC "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig"
+     "${CMAKE_INSTALL_FULL_INCLUDEDIR}")
 configure_file(cmake/relock.pc.in ${CMAKE_CURRENT_BINARY_DIR}/relock.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/relock.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
