@@ -91,6 +91,31 @@ TEST(lock_watchdog, a_deleted_key_is_detected_as_lost) {
   EXPECT_EQ(ec, errc::lock_lost);
 }
 
+TEST(lock_watchdog, renewals_that_fail_in_an_outage_are_retried_while_the_lease_lasts) {
+  redis_server server;
+  auto c = settings_for(server);
+  c.watchdog_lease = 1500ms;   // a tick every 500 ms
+  c.command_timeout = 200ms;   // a renewal during the pause fails fast
+  std::atomic<int> lost{0};
+  c.on_lock_lost = [&](std::string_view, std::string_view) { ++lost; };
+  relock::client client(c);
+  auto raw = raw_client::to(server);
+  auto lk = client.lock("outage");
+  lk.lock();
+  server.pause();  // at least one renewal goes out into the silence and times out
+  std::this_thread::sleep_for(700ms);  // the outage itself, not a wait for an outcome
+  server.resume();
+  // Two more ticks: the hold must still be there, renewed, and never reported lost.
+  auto until = steady::now() + 1200ms;
+  while (steady::now() < until) {
+    ASSERT_EQ(raw.command({"EXISTS", "outage"}).integer, 1) << "the hold expired";
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_GT(raw.command({"PTTL", "outage"}).integer, 500);
+  EXPECT_EQ(lost.load(), 0);
+  lk.unlock();
+}
+
 TEST(lock_watchdog, unlock_racing_renewals_never_leaves_a_released_key_renewed) {
   // Redisson #7272: a renewal entry that outlives its unlock renews the key for ever.
   redis_server server;
