@@ -23,6 +23,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 #include <asio/async_result.hpp>
@@ -94,6 +95,12 @@ class Lock {
   bool is_held_by(owner o) const;
   std::int64_t hold_count() const;  // the calling thread's holds
   std::int64_t hold_count(owner o) const;
+  // The same for any client's owner field ("<client-id>:<thread-id>", e.g. a Redisson
+  // thread's), taken as an opaque string.
+  bool is_held_by(std::string_view owner_field) const;
+  std::int64_t hold_count(std::string_view owner_field) const;
+  // This client's field for `o`, as written in the lock's hash.
+  std::string owner_field(owner o) const { return field(o); }
   // Time left on the hold; nullopt when the lock is free; milliseconds::max() when the key has
   // no expiry.
   std::optional<std::chrono::milliseconds> remaining_lease() const;

@@ -175,16 +175,21 @@ bool Lock::is_locked() const {
 
 bool Lock::is_held_by_current_thread() const { return is_held_by(owner::current_thread()); }
 
-bool Lock::is_held_by(owner o) const {
-  return detail::run_blocking(*core_, key_, resp::request{"HEXISTS", key_, field(o)},
+bool Lock::is_held_by(owner o) const { return is_held_by(field(o)); }
+
+bool Lock::is_held_by(std::string_view owner_field) const {
+  return detail::run_blocking(*core_, key_, resp::request{"HEXISTS", key_, owner_field},
                               "is_held_by")
              .integer == 1;
 }
 
 std::int64_t Lock::hold_count() const { return hold_count(owner::current_thread()); }
 
-std::int64_t Lock::hold_count(owner o) const {
-  auto r = detail::run_blocking(*core_, key_, resp::request{"HGET", key_, field(o)}, "hold_count");
+std::int64_t Lock::hold_count(owner o) const { return hold_count(field(o)); }
+
+std::int64_t Lock::hold_count(std::string_view owner_field) const {
+  auto r = detail::run_blocking(*core_, key_, resp::request{"HGET", key_, owner_field},
+                                "hold_count");
   return r.is_nil() ? 0 : std::stoll(r.str);
 }
 
