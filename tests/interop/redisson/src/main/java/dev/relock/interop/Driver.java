@@ -1,0 +1,746 @@
+package dev.relock.interop;
+
+import java.io.BufferedReader;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.net.URI;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import org.redisson.Redisson;
+import org.redisson.api.RBucket;
+import org.redisson.api.RLock;
+import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
+import org.redisson.config.ClusterServersConfig;
+import org.redisson.config.Config;
+import org.redisson.config.SingleServerConfig;
+
+/**
+ * Acts as a Redisson client on request, for the relock interop suite.
+ *
+ * <pre>
+ *   java -jar relock-redisson-driver-VERSION.jar --url redis://127.0.0.1:PORT
+ *        [--watchdog-ms N] [--cluster host:port,host:port...]
+ * </pre>
+ *
+ * Prints {"event":"ready",...} once connected, then reads commands "ID OWNER CMD ARGS..." from
+ * stdin, one per line, and answers each with exactly one JSON line on stdout. Every OWNER has its
+ * own thread, so Redisson's lock ownership (by thread id) follows the logical owner. See
+ * tests/interop/README.md for the protocol.
+ *
+ * The source compiles against Redisson 3.18.1 and 4.x alike; the only API that exists in one and
+ * not the other (the fenced lock) is reached by reflection.
+ */
+public final class Driver {
+
+  /** Thrown for malformed commands: reported as ok:false, never fatal. */
+  static final class UsageException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    UsageException(String message) {
+      super(message);
+    }
+  }
+
+  /** Thrown when this Redisson version lacks the requested object kind. */
+  static final class UnsupportedException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    UnsupportedException(String message) {
+      super(message);
+    }
+  }
+
+  /** A JSON value already serialized; emitted verbatim. */
+  record RawJson(String text) {}
+
+  @FunctionalInterface
+  interface Handler {
+    Object run(String[] args) throws Exception;
+  }
+
+  private static final String USAGE =
+      "usage: java -jar relock-redisson-driver.jar --url redis://127.0.0.1:PORT"
+          + " [--watchdog-ms N] [--cluster host:port,host:port...]";
+
+  // The real stdout, kept for protocol lines only; System.out is pointed at stderr so nothing
+  // else (a library's banner, a stray println) can ever interleave with the protocol.
+  private final PrintStream protocol;
+  private final RedissonClient redisson;
+  private final String redissonVersion;
+  private final Map<String, ExecutorService> owners = new ConcurrentHashMap<>();
+  private final Map<String, Handler> handlers = new LinkedHashMap<>();
+  private volatile boolean exiting = false;
+
+  private Driver(PrintStream protocol, RedissonClient redisson, String redissonVersion) {
+    this.protocol = protocol;
+    this.redisson = redisson;
+    this.redissonVersion = redissonVersion;
+    registerHandlers();
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Start-up
+
+  public static void main(String[] argv) {
+    PrintStream protocol =
+        new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+    System.setOut(System.err);
+
+    String url = null;
+    String cluster = null;
+    long watchdogMs = -1;
+    try {
+      for (int i = 0; i < argv.length; i++) {
+        String a = argv[i];
+        switch (a) {
+          case "--url" -> url = value(argv, ++i, a);
+          case "--cluster" -> cluster = value(argv, ++i, a);
+          case "--watchdog-ms" -> {
+            watchdogMs = Long.parseLong(value(argv, ++i, a));
+            if (watchdogMs <= 0) {
+              throw new UsageException("--watchdog-ms must be > 0");
+            }
+          }
+          case "--help", "-h" -> {
+            System.err.println(USAGE);
+            System.exit(0);
+          }
+          default -> throw new UsageException("unknown argument " + a);
+        }
+      }
+      if (url == null && cluster == null) {
+        throw new UsageException("--url or --cluster is required");
+      }
+    } catch (RuntimeException e) {
+      System.err.println("relock-redisson-driver: " + e.getMessage());
+      System.err.println(USAGE);
+      fatal(protocol, "bad command line: " + describe(e), 2);
+      return;
+    }
+
+    String version = redissonVersion();
+    RedissonClient client;
+    try {
+      client = Redisson.create(buildConfig(url, cluster, watchdogMs));
+    } catch (Throwable e) {
+      fatal(protocol, "cannot connect: " + describe(e), 3);
+      return;
+    }
+
+    Driver driver = new Driver(protocol, client, version);
+    Map<String, Object> ready = new LinkedHashMap<>();
+    ready.put("event", "ready");
+    ready.put("redisson_version", version);
+    ready.put("client_id", client.getId());
+    ready.put("pid", ProcessHandle.current().pid());
+    ready.put("watchdog_ms", client.getConfig().getLockWatchdogTimeout());
+    driver.emit(ready);
+    driver.serve(System.in);
+  }
+
+  private static String value(String[] argv, int i, String flag) {
+    if (i >= argv.length) {
+      throw new UsageException(flag + " needs a value");
+    }
+    return argv[i];
+  }
+
+  private static void fatal(PrintStream protocol, String message, int code) {
+    Map<String, Object> line = new LinkedHashMap<>();
+    line.put("event", "error");
+    line.put("error", message);
+    synchronized (protocol) {
+      protocol.print(Json.write(line));
+      protocol.print('\n');
+      protocol.flush();
+    }
+    System.exit(code);
+  }
+
+  /** The version recorded in the Redisson jar itself (its Maven pom.properties). */
+  static String redissonVersion() {
+    try (InputStream in =
+        Redisson.class.getResourceAsStream("/META-INF/maven/org.redisson/redisson/pom.properties")) {
+      if (in != null) {
+        Properties p = new Properties();
+        p.load(in);
+        String v = p.getProperty("version");
+        if (v != null && !v.isBlank()) {
+          return v.trim();
+        }
+      }
+    } catch (IOException ignored) {
+      // fall through
+    }
+    Package pkg = Redisson.class.getPackage();
+    if (pkg != null && pkg.getImplementationVersion() != null) {
+      return pkg.getImplementationVersion();
+    }
+    return "unknown";
+  }
+
+  static Config buildConfig(String url, String cluster, long watchdogMs) {
+    Config config = new Config();
+    if (watchdogMs > 0) {
+      config.setLockWatchdogTimeout(watchdogMs);
+    }
+    String username = null;
+    String password = null;
+    String address = null;
+    if (url != null) {
+      URI uri = URI.create(url);
+      String scheme = uri.getScheme() == null ? "redis" : uri.getScheme();
+      if (!scheme.equals("redis") && !scheme.equals("rediss")) {
+        throw new UsageException("unsupported URL scheme " + scheme);
+      }
+      if (uri.getHost() == null || uri.getPort() <= 0) {
+        throw new UsageException("URL needs host and port: " + url);
+      }
+      String userInfo = uri.getRawUserInfo();
+      if (userInfo != null && !userInfo.isEmpty()) {
+        int colon = userInfo.indexOf(':');
+        String user = colon >= 0 ? userInfo.substring(0, colon) : "";
+        String pass = colon >= 0 ? userInfo.substring(colon + 1) : userInfo;
+        username = user.isEmpty() ? null : URLDecoder.decode(user, StandardCharsets.UTF_8);
+        password = pass.isEmpty() ? null : URLDecoder.decode(pass, StandardCharsets.UTF_8);
+      }
+      address = scheme + "://" + uri.getHost() + ":" + uri.getPort();
+    }
+    if (cluster != null) {
+      ClusterServersConfig cc = config.useClusterServers();
+      for (String node : cluster.split(",")) {
+        String n = node.trim();
+        if (n.isEmpty()) {
+          continue;
+        }
+        cc.addNodeAddress(n.contains("://") ? n : "redis://" + n);
+      }
+      if (address != null) {
+        cc.addNodeAddress(address);
+      }
+      cc.setMasterConnectionMinimumIdleSize(2);
+      cc.setSlaveConnectionMinimumIdleSize(1);
+      cc.setSubscriptionConnectionMinimumIdleSize(1);
+      if (username != null) {
+        cc.setUsername(username);
+      }
+      if (password != null) {
+        cc.setPassword(password);
+      }
+    } else {
+      SingleServerConfig sc = config.useSingleServer();
+      sc.setAddress(address);
+      // Few idle connections: quicker start, and a readable MONITOR.
+      sc.setConnectionMinimumIdleSize(2);
+      sc.setSubscriptionConnectionMinimumIdleSize(1);
+      if (username != null) {
+        sc.setUsername(username);
+      }
+      if (password != null) {
+        sc.setPassword(password);
+      }
+    }
+    return config;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // The command loop
+
+  private void serve(InputStream in) {
+    try (BufferedReader reader =
+        new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = reader.readLine()) != null) {
+        if (!dispatch(line)) {
+          return;
+        }
+      }
+    } catch (IOException e) {
+      System.err.println("relock-redisson-driver: stdin: " + e);
+    } finally {
+      shutdown();
+    }
+  }
+
+  /** Returns false when the driver must stop reading (exit). */
+  private boolean dispatch(String line) {
+    String trimmed = line.strip();
+    if (trimmed.isEmpty()) {
+      return true;
+    }
+    String[] tokens = trimmed.split("\\s+");
+    String id = tokens[0];
+    if (tokens.length < 3) {
+      long now = System.nanoTime();
+      reply(id, tokens.length > 1 ? tokens[1] : "", "", null,
+          new UsageException("expected 'ID OWNER CMD ARGS...', got: " + trimmed), now, now);
+      return true;
+    }
+    String owner = tokens[1];
+    String cmd = tokens[2].toLowerCase(java.util.Locale.ROOT);
+    String[] args = Arrays.copyOfRange(tokens, 3, tokens.length);
+
+    if (cmd.equals("exit")) {
+      long now = System.nanoTime();
+      reply(id, owner, cmd, Boolean.TRUE, null, now, now);
+      return false;
+    }
+    Handler handler = handlers.get(cmd);
+    if (handler == null) {
+      long now = System.nanoTime();
+      reply(id, owner, cmd, null,
+          new UsageException("unknown command '" + tokens[2] + "' (known: "
+              + String.join(", ", handlers.keySet()) + ", exit)"), now, now);
+      return true;
+    }
+    ExecutorService executor = owners.computeIfAbsent(owner, Driver::newOwnerThread);
+    try {
+      executor.execute(() -> run(id, owner, cmd, handler, args));
+    } catch (RejectedExecutionException e) {
+      long now = System.nanoTime();
+      reply(id, owner, cmd, null, e, now, now);
+    }
+    return true;
+  }
+
+  private static ExecutorService newOwnerThread(String owner) {
+    return Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "owner-" + owner);
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  private void run(String id, String owner, String cmd, Handler handler, String[] args) {
+    long start = System.nanoTime();
+    Object result = null;
+    Throwable error = null;
+    try {
+      result = handler.run(args);
+    } catch (Throwable e) {
+      error = e;
+    }
+    long end = System.nanoTime();
+    reply(id, owner, cmd, result, error, start, end);
+  }
+
+  private void reply(String id, String owner, String cmd, Object result, Throwable error,
+      long startNs, long endNs) {
+    Map<String, Object> line = new LinkedHashMap<>();
+    line.put("id", id);
+    line.put("owner", owner);
+    line.put("cmd", cmd);
+    if (error == null) {
+      line.put("ok", Boolean.TRUE);
+      line.put("result", result);
+    } else {
+      line.put("ok", Boolean.FALSE);
+      line.put("error", describe(error));
+    }
+    line.put("start_ns", startNs);
+    line.put("end_ns", endNs);
+    emit(line);
+  }
+
+  private void emit(Map<String, Object> line) {
+    String text = Json.write(line);
+    synchronized (protocol) {
+      protocol.print(text);
+      protocol.print('\n');
+      protocol.flush();
+    }
+  }
+
+  static String describe(Throwable e) {
+    Throwable t = e;
+    while ((t instanceof InvocationTargetException
+        || t instanceof java.util.concurrent.ExecutionException
+        || t instanceof java.util.concurrent.CompletionException)
+        && t.getCause() != null) {
+      t = t.getCause();
+    }
+    String message = t.getMessage();
+    return t.getClass().getSimpleName() + ": " + (message == null ? "" : message);
+  }
+
+  private void shutdown() {
+    if (exiting) {
+      return;
+    }
+    exiting = true;
+    // Whatever happens below, the process is gone within a few seconds.
+    Thread reaper = new Thread(() -> {
+      LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(8));
+      Runtime.getRuntime().halt(0);
+    }, "exit-deadline");
+    reaper.setDaemon(true);
+    reaper.start();
+
+    for (ExecutorService e : owners.values()) {
+      e.shutdownNow();
+    }
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+    for (ExecutorService e : owners.values()) {
+      long left = deadline - System.nanoTime();
+      try {
+        if (left > 0) {
+          e.awaitTermination(left, TimeUnit.NANOSECONDS);
+        }
+      } catch (InterruptedException ignored) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    try {
+      redisson.shutdown(0, 2, TimeUnit.SECONDS);
+    } catch (Throwable t) {
+      System.err.println("relock-redisson-driver: shutdown: " + t);
+    }
+    synchronized (protocol) {
+      protocol.flush();
+    }
+    System.exit(0);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Commands
+
+  private void registerHandlers() {
+    handlers.put("lock", a -> {
+      need(a, 1, 2, "lock NAME [LEASE_MS]");
+      RLock lock = lock(a[0]);
+      if (a.length == 2) {
+        lock.lock(millis(a[1], "LEASE_MS"), TimeUnit.MILLISECONDS);
+      } else {
+        lock.lock();
+      }
+      return Boolean.TRUE;
+    });
+    handlers.put("trylock", a -> {
+      need(a, 2, 3, "trylock NAME WAIT_MS [LEASE_MS]");
+      RLock lock = lock(a[0]);
+      long wait = millis(a[1], "WAIT_MS");
+      if (a.length == 3) {
+        return lock.tryLock(wait, millis(a[2], "LEASE_MS"), TimeUnit.MILLISECONDS);
+      }
+      return lock.tryLock(wait, TimeUnit.MILLISECONDS);
+    });
+    handlers.put("unlock", a -> {
+      need(a, 1, 1, "unlock NAME");
+      lock(a[0]).unlock();
+      return Boolean.TRUE;
+    });
+    handlers.put("forceunlock", a -> {
+      need(a, 1, 1, "forceunlock NAME");
+      return lock(a[0]).forceUnlock();
+    });
+    handlers.put("islocked", a -> {
+      need(a, 1, 1, "islocked NAME");
+      return lock(a[0]).isLocked();
+    });
+    handlers.put("isheld", a -> {
+      need(a, 1, 1, "isheld NAME");
+      return lock(a[0]).isHeldByCurrentThread();
+    });
+    handlers.put("holdcount", a -> {
+      need(a, 1, 1, "holdcount NAME");
+      return lock(a[0]).getHoldCount();
+    });
+    handlers.put("remainttl", a -> {
+      need(a, 1, 1, "remainttl NAME");
+      return lock(a[0]).remainTimeToLive();
+    });
+    handlers.put("threadid", a -> {
+      need(a, 0, 0, "threadid");
+      return Thread.currentThread().getId();
+    });
+    handlers.put("lockandgettoken", a -> {
+      need(a, 1, 2, "lockandgettoken NAME [LEASE_MS]");
+      Object fenced = fencedLock(a[0]);
+      if (a.length == 2) {
+        return invokeFenced(fenced, "lockAndGetToken", new Class<?>[] {long.class, TimeUnit.class},
+            millis(a[1], "LEASE_MS"), TimeUnit.MILLISECONDS);
+      }
+      return invokeFenced(fenced, "lockAndGetToken", new Class<?>[] {});
+    });
+    handlers.put("trylockandgettoken", a -> {
+      need(a, 2, 3, "trylockandgettoken NAME WAIT_MS [LEASE_MS]");
+      Object fenced = fencedLock(a[0]);
+      long wait = millis(a[1], "WAIT_MS");
+      if (a.length == 3) {
+        return invokeFenced(fenced, "tryLockAndGetToken",
+            new Class<?>[] {long.class, long.class, TimeUnit.class}, wait,
+            millis(a[2], "LEASE_MS"), TimeUnit.MILLISECONDS);
+      }
+      return invokeFenced(fenced, "tryLockAndGetToken",
+          new Class<?>[] {long.class, TimeUnit.class}, wait, TimeUnit.MILLISECONDS);
+    });
+    handlers.put("gettoken", a -> {
+      need(a, 1, 1, "gettoken NAME");
+      return invokeFenced(fencedLock(a[0]), "getToken", new Class<?>[] {});
+    });
+    handlers.put("incloop", a -> {
+      need(a, 4, 4, "incloop NAME COUNTER_KEY N PAUSE_US");
+      return incloop(a[0], a[1], count(a[2], "N"), count(a[3], "PAUSE_US"));
+    });
+    handlers.put("sleep", a -> {
+      need(a, 1, 1, "sleep MS");
+      Thread.sleep(millis(a[0], "MS"));
+      return Boolean.TRUE;
+    });
+    handlers.put("ping", a -> {
+      need(a, 0, 0, "ping");
+      return "pong";
+    });
+  }
+
+  private RawJson incloop(String name, String counterKey, long n, long pauseUs) {
+    RLock lock = lock(name);
+    RBucket<String> counter = redisson.getBucket(counterKey, StringCodec.INSTANCE);
+    StringBuilder intervals = new StringBuilder(32 + (int) Math.min(n, 1 << 20) * 40);
+    intervals.append("{\"intervals\":[");
+    for (long i = 0; i < n; i++) {
+      lock.lock();
+      long acquired = System.nanoTime();
+      long released;
+      try {
+        String current = counter.get();
+        long value = current == null ? 0 : Long.parseLong(current);
+        pauseMicros(pauseUs);
+        counter.set(Long.toString(value + 1));
+        released = System.nanoTime();
+      } finally {
+        lock.unlock();
+      }
+      if (i > 0) {
+        intervals.append(',');
+      }
+      intervals.append('[').append(acquired).append(',').append(released).append(']');
+    }
+    intervals.append("]}");
+    return new RawJson(intervals.toString());
+  }
+
+  private static void pauseMicros(long us) {
+    if (us <= 0) {
+      return;
+    }
+    long end = System.nanoTime() + TimeUnit.MICROSECONDS.toNanos(us);
+    long left;
+    while ((left = end - System.nanoTime()) > 0) {
+      LockSupport.parkNanos(left);
+      if (Thread.interrupted()) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while pausing");
+      }
+    }
+  }
+
+  private static void need(String[] a, int min, int max, String usage) {
+    if (a.length < min || a.length > max) {
+      throw new UsageException("bad arguments; usage: " + usage);
+    }
+  }
+
+  private static long millis(String text, String what) {
+    try {
+      return Long.parseLong(text);
+    } catch (NumberFormatException e) {
+      throw new UsageException(what + " must be an integer, got '" + text + "'");
+    }
+  }
+
+  private static long count(String text, String what) {
+    long v = millis(text, what);
+    if (v < 0) {
+      throw new UsageException(what + " must be >= 0, got " + v);
+    }
+    return v;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Lock kinds: NAME | lock:NAME | fair:NAME | read:NAME | write:NAME | fenced:NAME
+
+  private RLock lock(String token) {
+    int colon = token.indexOf(':');
+    String kind = colon > 0 ? token.substring(0, colon) : "";
+    String name = colon > 0 ? token.substring(colon + 1) : token;
+    switch (kind) {
+      case "lock", "fair", "read", "write", "fenced" -> {
+        if (name.isEmpty()) {
+          throw new UsageException("empty lock name in '" + token + "'");
+        }
+      }
+      default -> {
+        kind = "lock";
+        name = token;
+      }
+    }
+    return switch (kind) {
+      case "fair" -> redisson.getFairLock(name);
+      case "read" -> redisson.getReadWriteLock(name).readLock();
+      case "write" -> redisson.getReadWriteLock(name).writeLock();
+      case "fenced" -> (RLock) fencedLockByName(name);
+      default -> redisson.getLock(name);
+    };
+  }
+
+  /** The fenced lock for NAME or fenced:NAME (other kinds are refused). */
+  private Object fencedLock(String token) {
+    boolean otherKind = token.matches("^(lock|fair|read|write):.*");
+    String name = token.startsWith("fenced:") ? token.substring("fenced:".length()) : token;
+    if (name.isEmpty() || otherKind) {
+      throw new UsageException("token commands need a fenced lock: NAME or fenced:NAME, got '"
+          + token + "'");
+    }
+    return fencedLockByName(name);
+  }
+
+  private Object fencedLockByName(String name) {
+    Method getter;
+    try {
+      getter = RedissonClient.class.getMethod("getFencedLock", String.class);
+    } catch (NoSuchMethodException e) {
+      throw new UnsupportedException("unsupported: RedissonClient.getFencedLock does not exist in"
+          + " Redisson " + redissonVersion);
+    }
+    try {
+      return getter.invoke(redisson, name);
+    } catch (InvocationTargetException e) {
+      throw sneaky(e.getCause());
+    } catch (IllegalAccessException e) {
+      throw new UnsupportedException("unsupported: " + e);
+    }
+  }
+
+  private Object invokeFenced(Object fenced, String method, Class<?>[] types, Object... args) {
+    Method m;
+    try {
+      m = fenced.getClass().getMethod(method, types);
+    } catch (NoSuchMethodException e) {
+      throw new UnsupportedException("unsupported: RFencedLock." + method + " does not exist in"
+          + " Redisson " + redissonVersion);
+    }
+    try {
+      return m.invoke(fenced, args);
+    } catch (InvocationTargetException e) {
+      throw sneaky(e.getCause());
+    } catch (IllegalAccessException e) {
+      throw new UnsupportedException("unsupported: " + e);
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T extends Throwable> RuntimeException sneaky(Throwable t) throws T {
+    throw (T) t;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Minimal JSON writer (objects, arrays, strings, numbers, booleans, null).
+
+  static final class Json {
+    private Json() {}
+
+    static String write(Object value) {
+      StringBuilder sb = new StringBuilder(128);
+      append(sb, value);
+      return sb.toString();
+    }
+
+    private static void append(StringBuilder sb, Object v) {
+      if (v == null) {
+        sb.append("null");
+      } else if (v instanceof RawJson raw) {
+        sb.append(raw.text());
+      } else if (v instanceof String s) {
+        string(sb, s);
+      } else if (v instanceof Boolean b) {
+        sb.append(b.booleanValue() ? "true" : "false");
+      } else if (v instanceof Double d) {
+        sb.append(d.isNaN() || d.isInfinite() ? "null" : d.toString());
+      } else if (v instanceof Float f) {
+        sb.append(f.isNaN() || f.isInfinite() ? "null" : f.toString());
+      } else if (v instanceof Number n) {
+        sb.append(n.toString());
+      } else if (v instanceof Map<?, ?> m) {
+        sb.append('{');
+        boolean first = true;
+        for (Map.Entry<?, ?> e : m.entrySet()) {
+          if (!first) {
+            sb.append(',');
+          }
+          first = false;
+          string(sb, String.valueOf(e.getKey()));
+          sb.append(':');
+          append(sb, e.getValue());
+        }
+        sb.append('}');
+      } else if (v instanceof Iterable<?> it) {
+        sb.append('[');
+        boolean first = true;
+        for (Object o : it) {
+          if (!first) {
+            sb.append(',');
+          }
+          first = false;
+          append(sb, o);
+        }
+        sb.append(']');
+      } else if (v instanceof Object[] arr) {
+        append(sb, Arrays.asList(arr));
+      } else if (v instanceof long[] arr) {
+        List<Long> list = new ArrayList<>(arr.length);
+        for (long x : arr) {
+          list.add(x);
+        }
+        append(sb, list);
+      } else {
+        string(sb, v.toString());
+      }
+    }
+
+    private static void string(StringBuilder sb, String s) {
+      sb.append('"');
+      for (int i = 0; i < s.length(); i++) {
+        char c = s.charAt(i);
+        switch (c) {
+          case '"' -> sb.append("\\\"");
+          case '\\' -> sb.append("\\\\");
+          case '\n' -> sb.append("\\n");
+          case '\r' -> sb.append("\\r");
+          case '\t' -> sb.append("\\t");
+          case '\b' -> sb.append("\\b");
+          case '\f' -> sb.append("\\f");
+          default -> {
+            if (c < 0x20) {
+              sb.append(String.format("\\u%04x", (int) c));
+            } else {
+              sb.append(c);
+            }
+          }
+        }
+      }
+      sb.append('"');
+    }
+  }
+
+}
