@@ -97,31 +97,17 @@ void connection::on_connected() {
   p.payload = hello.payload();
   p.expected = hello.commands();
   p.deadline = clock::time_point::max();
-  auto self = shared_from_this();
-  p.callback = [this, self](std::error_code ec, std::vector<resp::reply> replies) {
+  // `this` alone: the callback lives in this connection's own queue.
+  p.callback = [this](std::error_code ec, std::vector<resp::reply> replies) {
     if (!ec) on_handshake(std::move(replies));
   };
   written_.push_front(std::move(p));
-  handshaking_ = true;
-  writing_ = true;
   write_buffer_ = written_.front().payload;
-  const unsigned epoch = epoch_;
-  asio::async_write(socket_, asio::buffer(write_buffer_),
-                    [this, self, epoch](std::error_code ec, std::size_t) {
-                      if (epoch != epoch_) return;
-                      writing_ = false;
-                      if (ec) {
-                        fail(errc::connection, "write to " + options_.target.address() +
-                                                   " failed: " + ec.message());
-                        return;
-                      }
-                      flush();
-                    });
+  write_buffered();
   read();
 }
 
 void connection::on_handshake(std::vector<resp::reply> replies) {
-  handshaking_ = false;
   const endpoint& t = options_.target;
   std::size_t i = 0;
   if (!t.password.empty()) {
@@ -166,7 +152,6 @@ void connection::fail(std::error_code ec, const std::string& why) {
   resolver_.cancel();
   connect_timer_.cancel();
   writing_ = false;
-  handshaking_ = false;
 
   // Written requests may have run: they fail and are never resent. A subscriber connection
   // also drops its queue (the subscriptions are rebuilt from their record on reconnect), and a
@@ -245,6 +230,11 @@ void connection::flush() {
     }
     queued_.pop_front();
   }
+  write_buffered();
+  for (auto& p : done_on_write) complete(p, {}, {});
+}
+
+void connection::write_buffered() {
   writing_ = true;
   auto self = shared_from_this();
   const unsigned epoch = epoch_;
@@ -257,9 +247,8 @@ void connection::flush() {
                                                    " failed: " + ec.message());
                         return;
                       }
-                      flush();
+                      flush();  // what was queued meanwhile goes out in the next write
                     });
-  for (auto& p : done_on_write) complete(p, {}, {});
 }
 
 void connection::read() {

@@ -88,6 +88,7 @@ class connection : public std::enable_shared_from_this<connection> {
   void fail(std::error_code ec, const std::string& why);
   void schedule_reconnect();
   void flush();
+  void write_buffered();  // writes write_buffer_, then flushes what queued meanwhile
   void read();
   void dispatch(resp::reply reply);
   void arm_deadline(clock::time_point when);
@@ -107,7 +108,6 @@ class connection : public std::enable_shared_from_this<connection> {
   state state_ = state::idle;
   unsigned epoch_ = 0;  // bumps with every socket, so callbacks of an old socket do nothing
   bool writing_ = false;
-  bool handshaking_ = false;
   std::deque<pending> queued_;   // not yet written
   std::deque<pending> written_;  // written, awaiting replies, in order
   std::string write_buffer_;

@@ -8,6 +8,7 @@
 #include <relock/client.hpp>
 
 #include "client_core.hpp"
+#include "support/client_settings.hpp"
 #include "support/raw_client.hpp"
 #include "support/redis_server.hpp"
 #include "support/sync_calls.hpp"
@@ -16,18 +17,9 @@
 using namespace std::chrono_literals;
 using relock::errc;
 using relock::test::redis_server;
+using relock::test::settings_for;
 using relock::test::run;
 using relock::test::wait_until;
-
-namespace {
-
-relock::config settings_for(const redis_server& server) {
-  relock::config c;
-  c.url = server.url();
-  return c;
-}
-
-}  // namespace
 
 TEST(connection, ten_thousand_pipelined_commands_from_eight_threads) {
   redis_server server;

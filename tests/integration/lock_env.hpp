@@ -7,17 +7,12 @@
 #include <relock/client.hpp>
 
 #include "client_core.hpp"
+#include "support/client_settings.hpp"
 #include "support/raw_client.hpp"
 #include "support/redis_server.hpp"
 #include "support/wait.hpp"
 
 namespace relock::test {
-
-inline relock::config settings_for(const redis_server& server) {
-  relock::config c;
-  c.url = server.url();
-  return c;
-}
 
 // The owner field relock writes for the calling thread.
 inline std::string my_field(const relock::client& c) {

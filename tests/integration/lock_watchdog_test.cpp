@@ -120,7 +120,9 @@ TEST(lock_watchdog, unlock_racing_renewals_never_leaves_a_released_key_renewed) 
   // Redisson #7272: a renewal entry that outlives its unlock renews the key for ever.
   redis_server server;
   auto c = settings_for(server);
-  c.watchdog_lease = 150ms;  // a tick every 50 ms, so unlocks land among renewals
+  // A tick every 200 ms, so unlocks land among renewals; long enough that a loaded machine
+  // does not let the background hold expire on its own.
+  c.watchdog_lease = 600ms;
   std::atomic<int> lost{0};
   c.on_lock_lost = [&](std::string_view, std::string_view) { ++lost; };
   relock::client client(c);
@@ -130,7 +132,8 @@ TEST(lock_watchdog, unlock_racing_renewals_never_leaves_a_released_key_renewed) 
   for (int i = 0; i < 300; ++i) {
     auto lk = client.lock("racing");
     lk.lock();
-    if (i % 7 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(i % 50));
+    // Spread the unlocks over several ticks (about 2 s in all).
+    if (i % 5 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(i % 60));
     lk.unlock();
   }
   EXPECT_EQ(watchdog_holds(client), 1u);  // only "background"

@@ -6,6 +6,7 @@
 #include <relock/client.hpp>
 
 #include "client_core.hpp"
+#include "support/client_settings.hpp"
 #include "support/raw_client.hpp"
 #include "support/redis_server.hpp"
 #include "support/wait.hpp"
@@ -15,15 +16,10 @@ using relock::pubsub::event;
 using relock::pubsub::event_kind;
 using relock::pubsub::subscription;
 using relock::test::redis_server;
+using relock::test::settings_for;
 using relock::test::wait_until;
 
 namespace {
-
-relock::config settings_for(const redis_server& server) {
-  relock::config c;
-  c.url = server.url();
-  return c;
-}
 
 // Collects what a listener hears, thread-safely.
 struct inbox {

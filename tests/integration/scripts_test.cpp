@@ -3,6 +3,7 @@
 #include <relock/client.hpp>
 
 #include "client_core.hpp"
+#include "support/client_settings.hpp"
 #include "support/raw_client.hpp"
 #include "support/redis_server.hpp"
 #include "support/sync_calls.hpp"
@@ -10,17 +11,12 @@
 using relock::errc;
 using relock::test::eval;
 using relock::test::redis_server;
+using relock::test::settings_for;
 
 namespace {
 
 const relock::exec::script add_to_key("add_to_key",
                                       "return redis.call('INCRBY', KEYS[1], ARGV[1])");
-
-relock::config settings_for(const redis_server& server) {
-  relock::config c;
-  c.url = server.url();
-  return c;
-}
 
 }  // namespace
 
