@@ -3,16 +3,27 @@
 #include <atomic>
 #include <random>
 
+#include <unistd.h>
+
 namespace relock::objects {
 namespace {
 
-// One generator per thread, seeded from the OS: safe from any thread without a lock.
+std::mt19937_64 seeded_generator() {
+  std::random_device device;
+  std::seed_seq seed{device(), device(), device(), device(), device(), device()};
+  return std::mt19937_64(seed);
+}
+
+// One generator per thread, seeded from the OS: safe from any thread without a lock. Reseeded
+// in a forked child, which would otherwise repeat its parent's numbers: the child's first
+// client would get the same UUID as the parent's next one, and so the same owner fields.
 std::mt19937_64& generator() {
-  thread_local std::mt19937_64 rng([] {
-    std::random_device device;
-    std::seed_seq seed{device(), device(), device(), device(), device(), device()};
-    return std::mt19937_64(seed);
-  }());
+  thread_local std::mt19937_64 rng = seeded_generator();
+  thread_local pid_t seeded_in = getpid();
+  if (const pid_t now = getpid(); now != seeded_in) {
+    rng = seeded_generator();
+    seeded_in = now;
+  }
   return rng;
 }
 

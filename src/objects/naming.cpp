@@ -1,31 +1,79 @@
 #include "objects/naming.hpp"
 
 namespace relock::objects {
+namespace {
 
-std::string prefixed(std::string_view prefix, std::string_view name) {
-  std::string out(prefix);
-  if (name.find('{') != std::string_view::npos) {
-    out += ':';
-    out += name;
-  } else {
-    out += ":{";
-    out += name;
-    out += '}';
-  }
+bool has_brace(std::string_view name) { return name.find('{') != std::string_view::npos; }
+
+// The main key's hash tag as Redisson writes it: the name itself when it already has a brace
+// (the user chose the tag), else the whole name in braces.
+std::string tagged(std::string_view name) {
+  if (has_brace(name)) return std::string(name);
+  std::string out;
+  out.reserve(name.size() + 2);
+  out += '{';
+  out += name;
+  out += '}';
   return out;
 }
 
-std::string suffixed(std::string_view name, std::string_view suffix) {
+std::string join(std::string_view head, std::string_view tail) {
   std::string out;
-  if (name.find('{') != std::string_view::npos) {
-    out = name;
-  } else {
-    out = "{";
-    out += name;
-    out += '}';
-  }
+  out.reserve(head.size() + 1 + tail.size());
+  out += head;
   out += ':';
-  out += suffix;
+  out += tail;
+  return out;
+}
+
+}  // namespace
+
+std::string prefixed(std::string_view prefix, std::string_view name) {
+  return join(prefix, tagged(name));
+}
+
+std::string suffixed(std::string_view name, std::string_view suffix) {
+  return join(tagged(name), suffix);
+}
+
+std::string lock_channel(std::string_view name) {
+  return prefixed("redisson_lock__channel", name);
+}
+
+std::string unlock_latch_key(std::string_view name, std::string_view request_id) {
+  return join(prefixed("redisson_unlock_latch", name), request_id);
+}
+
+std::string fair_queue_key(std::string_view name) { return prefixed("redisson_lock_queue", name); }
+
+std::string fair_timeout_key(std::string_view name) {
+  return prefixed("redisson_lock_timeout", name);
+}
+
+std::string fair_waiter_channel(std::string_view name, std::string_view owner) {
+  return join(lock_channel(name), owner);
+}
+
+std::string rwlock_channel(std::string_view name) { return prefixed("redisson_rwlock", name); }
+
+std::string rwlock_timeout_prefix(std::string_view name, std::string_view owner) {
+  return suffixed(name, owner) + ":rwlock_timeout";
+}
+
+std::string rwlock_key_prefix(std::string_view name) { return tagged(name); }
+
+std::string fenced_token_key(std::string_view name) {
+  return prefixed("redisson_lock_token", name);
+}
+
+std::string semaphore_channel(std::string_view name) { return prefixed("redisson_sc", name); }
+
+std::string semaphore_timeout_key(std::string_view name) { return suffixed(name, "timeout"); }
+
+std::string latch_channel(std::string_view name) {
+  std::string out = "redisson_countdownlatch__channel__{";
+  out += name;
+  out += '}';
   return out;
 }
 

@@ -1,5 +1,13 @@
 // Key and channel names of the Redisson contract (redisson-compat.md §1-§7). Every derived
 // name keeps the main key's hash tag, so a script touching several of them stays in one slot.
+//
+// `name` is always the mapped name (after the client's name mapper), exactly the main key.
+// Pure functions of their arguments: safe from any thread.
+//
+// One edge is inherited from Redisson on purpose: a name holding a '{' with no usable tag after
+// it ("a{}b", "a{b") keeps its own whole-key slot, but its prefixed/suffixed names hash whole
+// too and land elsewhere; in Cluster a script over both fails with CROSSSLOT. Changing the rule
+// would break compatibility with Java clients sharing those names.
 #pragma once
 
 #include <string>
@@ -12,11 +20,30 @@ std::string prefixed(std::string_view prefix, std::string_view name);
 // name + ":" + suffix when name contains '{', else "{" + name + "}:" + suffix.
 std::string suffixed(std::string_view name, std::string_view suffix);
 
-inline std::string lock_channel(std::string_view name) {
-  return prefixed("redisson_lock__channel", name);
-}
-inline std::string unlock_latch_key(std::string_view name, std::string_view request_id) {
-  return prefixed("redisson_unlock_latch", name) + ":" + std::string(request_id);
-}
+// §2 Lock family: where a full release publishes `0`.
+std::string lock_channel(std::string_view name);
+// §1 Unlock idempotency latch of one release request.
+std::string unlock_latch_key(std::string_view name, std::string_view request_id);
+
+// §3 Fair lock: the waiting owners in order, their deadlines, and the channel of one waiter.
+std::string fair_queue_key(std::string_view name);
+std::string fair_timeout_key(std::string_view name);
+std::string fair_waiter_channel(std::string_view name, std::string_view owner);
+
+// §4 Read-write lock. The timeout prefix gets ":<n>" appended per read hold by the scripts;
+// the key prefix is what the read-release script rebuilds other owners' timeout keys from
+// (`<key prefix>:<owner>:rwlock_timeout:<n>`), so both must agree with `suffixed`.
+std::string rwlock_channel(std::string_view name);
+std::string rwlock_timeout_prefix(std::string_view name, std::string_view owner);
+std::string rwlock_key_prefix(std::string_view name);
+
+// §5 Fenced lock: the token counter, never expired, never reset.
+std::string fenced_token_key(std::string_view name);
+
+// §7 Semaphores and the count-down latch.
+std::string semaphore_channel(std::string_view name);
+std::string semaphore_timeout_key(std::string_view name);
+// Literal braces around the name, whatever it holds: that is what Redisson subscribes to.
+std::string latch_channel(std::string_view name);
 
 }  // namespace relock::objects

@@ -20,6 +20,8 @@ void watchdog::held(const std::string& key, const std::string& field,
   lost_.erase(id);
   hold& h = holds_[id];
   if (h.count == 0) h.generation = next_generation_++;
+  // Conservative: the acquire ran on the server before its reply, so before now.
+  h.confirmed_at = std::chrono::steady_clock::now();
   ++h.count;
   h.lease = lease;
   h.renew = renew;
@@ -65,7 +67,17 @@ void watchdog::arm() {
   });
 }
 
+void watchdog::expire_unconfirmed(time_point now) {
+  std::vector<hold_key> expired;
+  for (const auto& [id, h] : holds_) {
+    if (h.renew != nullptr && now >= h.confirmed_at + h.lease) expired.push_back(id);
+  }
+  for (const auto& id : expired) lost(id);
+}
+
 void watchdog::tick() {
+  const auto now = std::chrono::steady_clock::now();
+  expire_unconfirmed(now);
   // Group by script and slot: one script call may only touch keys of one slot (Cluster).
   std::map<std::pair<const exec::script*, std::uint16_t>, std::vector<renewal_target>> groups;
   for (const auto& [id, h] : holds_) {
@@ -91,21 +103,25 @@ void watchdog::renew(const exec::script& script, std::vector<renewal_target> bat
     args.push_back(t.id.second);
   }
   ++renewals_sent_;
+  const auto sent_at = std::chrono::steady_clock::now();
   // Renewal is idempotent (PEXPIRE), so the executor may resend it after a lost connection.
   executor_.eval(
       script, std::move(keys), std::move(args),
-      [this, batch = std::move(batch)](std::error_code ec, resp::reply r) {
+      [this, batch = std::move(batch), sent_at](std::error_code ec, resp::reply r) {
         if (ec) {
           // Kept in the table: the next tick tries again while the lease lasts.
           log(log_level::warning, "lock renewal failed: " + r.str);
           return;
         }
         for (std::size_t i = 0; i < batch.size() && i < r.elements.size(); ++i) {
-          if (r.elements[i].integer != 0) continue;
           auto it = holds_.find(batch[i].id);
-          // Released or re-acquired since the renewal went out: not a loss.
+          // Released or re-acquired since the renewal went out: not ours to judge.
           if (it == holds_.end() || it->second.generation != batch[i].generation) continue;
-          lost(batch[i].id);
+          if (r.elements[i].integer != 0) {
+            it->second.confirmed_at = std::max(it->second.confirmed_at, sent_at);
+          } else {
+            lost(batch[i].id);
+          }
         }
       },
       /*idempotent=*/true);

@@ -3,7 +3,8 @@
 // Every lease/3 it renews all watchdog-held locks, grouped by slot into script calls of up to
 // `batch` keys, all sent at once (pipelined). A renewal that finds the hold gone marks it lost:
 // it leaves the table, its on_lost and the client's on_lock_lost hear of it, and its owner's
-// next release reports errc::lock_lost.
+// next release reports errc::lock_lost. So does a hold whose renewals have all failed (server
+// unreachable) for longer than the lease: by then its key has expired on the server.
 //
 // Order matters (Redisson #7272 came from the opposite): a hold is recorded before the acquire's
 // completion reaches the caller, and forgotten before the release script goes out, so a
@@ -69,15 +70,20 @@ class watchdog {
     std::int64_t count = 0;
     std::function<void(std::error_code)> on_lost;
     std::uint64_t generation = 0;
+    // When a renewal (or the acquire) that reached the server was sent: the key lives at
+    // least until confirmed_at + lease.
+    std::chrono::steady_clock::time_point confirmed_at;
   };
   struct renewal_target {
     hold_key id;
     std::uint64_t generation;
   };
+  using time_point = std::chrono::steady_clock::time_point;
 
   void arm();
   void tick();
   void renew(const exec::script& script, std::vector<renewal_target> batch);
+  void expire_unconfirmed(time_point now);
   void lost(const hold_key& id);
   void log(log_level level, const std::string& text) const;
 

@@ -116,6 +116,24 @@ TEST(lock_watchdog, renewals_that_fail_in_an_outage_are_retried_while_the_lease_
   lk.unlock();
 }
 
+TEST(lock_watchdog, a_server_unreachable_past_the_lease_is_reported_as_lost) {
+  redis_server server;
+  auto c = settings_for(server);
+  c.watchdog_lease = 600ms;
+  c.command_timeout = 200ms;
+  std::atomic<int> lost{0};
+  c.on_lock_lost = [&](std::string_view, std::string_view) { ++lost; };
+  relock::client client(c);
+  auto lk = client.lock("unreachable");
+  lk.lock();
+  server.pause();  // no renewal gets through; the key's lease runs out
+  EXPECT_TRUE(wait_until([&] { return lost.load() == 1; }, 3s));
+  server.resume();
+  std::error_code ec;
+  lk.unlock(ec);
+  EXPECT_EQ(ec, errc::lock_lost);
+}
+
 TEST(lock_watchdog, unlock_racing_renewals_never_leaves_a_released_key_renewed) {
   // Redisson #7272: a renewal entry that outlives its unlock renews the key for ever.
   redis_server server;

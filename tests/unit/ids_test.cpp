@@ -4,6 +4,9 @@
 #include <set>
 #include <thread>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "objects/ids.hpp"
 
 using namespace relock::objects;
@@ -34,4 +37,20 @@ TEST(ids, thread_numbers_are_stable_and_distinct) {
   auto owner = next_owner_number();
   EXPECT_NE(owner, mine);
   EXPECT_NE(owner, other);
+}
+
+TEST(ids, a_forked_child_does_not_repeat_its_parents_uuids) {
+  random_uuid();  // the parent's generator is seeded and in use
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto id = random_uuid();
+    _exit(write(pipe_fds[1], id.data(), id.size()) == 36 ? 0 : 1);
+  }
+  char buffer[36];
+  ASSERT_EQ(read(pipe_fds[0], buffer, sizeof buffer), 36);
+  waitpid(child, nullptr, 0);
+  EXPECT_NE(std::string(buffer, 36), random_uuid());
 }
