@@ -106,6 +106,8 @@ class Lock {
   std::optional<std::chrono::milliseconds> remaining_lease() const;
 
   // --- Async: any completion token (callback, asio::use_future, asio::use_awaitable) ---
+  // The handler runs on its associated executor (relock's I/O thread when it has none). Such an
+  // executor's context must outlive the client: relock posts to it from its own thread.
   // void(std::error_code): acquired, or an error (timeout when options.wait ran out).
   template <class Token>
   auto async_lock(owner o, lock_options options, Token&& token) {

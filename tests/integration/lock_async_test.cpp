@@ -15,10 +15,12 @@ using relock::errc;
 
 TEST(lock_async, a_coroutine_locks_and_unlocks_on_its_own_executor) {
   redis_server server;
+  // Declared before the client: relock's thread may still be inside post() to it when the
+  // coroutine has finished, so it must outlive the client (see detail/completion.hpp).
+  asio::io_context mine;
   relock::client client(settings_for(server));
   auto raw = raw_client::to(server);
   auto lk = client.lock("coro");
-  asio::io_context mine;
   std::error_code result = errc::timeout;
   bool ran_on_mine = false;
   asio::co_spawn(

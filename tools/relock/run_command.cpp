@@ -40,19 +40,29 @@ class signal_watcher {
     thread_.join();
   }
 
+  // A signal that came after the lock was taken but before the child existed: the caller
+  // releases and leaves instead of starting the command.
+  int take_pending() {
+    std::lock_guard g(mutex_);
+    acquired_ = true;
+    return std::exchange(pending_, 0);
+  }
   void child_started(pid_t pid) {
+    std::lock_guard g(mutex_);
     if (lease_) lease_ends_ = steady::now() + *lease_;
     child_ = pid;
+    if (int sig = std::exchange(pending_, 0)) kill(pid, sig);  // came while spawning
   }
-  void child_ended() { child_ = 0; }
+  void child_ended() {
+    std::lock_guard g(mutex_);
+    child_ = 0;
+  }
   void lost(const std::string& why) {
-    {
-      std::lock_guard g(mutex_);
-      if (lost_) return;
-      lost_ = true;
-      lost_why_ = why;
-    }
-    if (pid_t p = child_) kill(p, SIGTERM);
+    std::lock_guard g(mutex_);
+    if (lost_) return;
+    lost_ = true;
+    lost_why_ = why;
+    if (child_ != 0) kill(child_, SIGTERM);
   }
   std::optional<std::string> lost_reason() {
     std::lock_guard g(mutex_);
@@ -66,25 +76,37 @@ class signal_watcher {
     while (!done_) {
       timespec tick{0, 20'000'000};
       int sig = sigtimedwait(&set, nullptr, &tick);
-      if (sig > 0) {
-        if (pid_t p = child_) {
-          kill(p, sig);
-        } else if (cancelled_by_ == 0) {
-          cancelled_by_ = sig;
-          stop_.request_stop();
-        }
-      }
-      if (child_ != 0 && lease_ && steady::now() >= lease_ends_) lost("its --lease ran out");
+      if (sig > 0) forward(sig);
+      if (lease_expired()) lost("its --lease ran out");
+    }
+  }
+
+  bool lease_expired() {
+    std::lock_guard g(mutex_);
+    return child_ != 0 && lease_ && steady::now() >= lease_ends_;
+  }
+
+  void forward(int sig) {
+    std::lock_guard g(mutex_);
+    if (child_ != 0) {
+      kill(child_, sig);
+    } else if (acquired_) {
+      pending_ = sig;
+    } else if (cancelled_by_ == 0) {
+      cancelled_by_ = sig;
+      stop_.request_stop();  // ends the wait for the lock
     }
   }
 
   std::stop_source stop_;
   std::optional<std::chrono::milliseconds> lease_;
   steady::time_point lease_ends_{};
-  std::atomic<pid_t> child_{0};
+  pid_t child_ = 0;
   std::atomic<int> cancelled_by_{0};
   std::atomic<bool> done_{false};
-  std::mutex mutex_;
+  std::mutex mutex_;  // guards the child's life cycle, pending_, acquired_, lost_
+  bool acquired_ = false;
+  int pending_ = 0;
   bool lost_ = false;
   std::string lost_why_;
   std::thread thread_;  // last: starts once everything above exists
@@ -173,6 +195,11 @@ int run_command(const global_options& g, const run_options& o) {
     return o.conflict_exit_code;
   }
 
+  if (int sig = watcher.take_pending()) {
+    std::error_code ignored;
+    lock.unlock(ignored);
+    return 128 + sig;
+  }
   int spawn_error = 0;
   const pid_t child = spawn(o, spawn_error);
   int result;
