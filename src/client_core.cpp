@@ -48,6 +48,7 @@ client_core::client_core(config settings)
   waiters_ = std::make_unique<pubsub::waiter_queues>(*subscriber_);
   watchdog_ = std::make_unique<renewal::watchdog>(
       *executor_, renewal::watchdog_options{settings_.watchdog_lease, settings_.renewal_batch,
+                                            /*group_by_slot=*/false,  // one server for now
                                             settings_.on_lock_lost, settings_.log});
   // One server: sharded pub/sub exists only in Cluster, so auto means classic here.
   publish_command_ = settings_.publish == publish_mode::sharded ? "SPUBLISH" : "PUBLISH";

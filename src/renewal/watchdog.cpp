@@ -78,11 +78,12 @@ void watchdog::expire_unconfirmed(time_point now) {
 void watchdog::tick() {
   const auto now = std::chrono::steady_clock::now();
   expire_unconfirmed(now);
-  // Group by script and slot: one script call may only touch keys of one slot (Cluster).
+  // Group by script, and in Cluster by slot too: one script call may only touch one slot.
   std::map<std::pair<const exec::script*, std::uint16_t>, std::vector<renewal_target>> groups;
   for (const auto& [id, h] : holds_) {
     if (h.renew == nullptr) continue;
-    groups[{h.renew, topology::slot_of(id.first)}].push_back({id, h.generation});
+    const std::uint16_t slot = options_.group_by_slot ? topology::slot_of(id.first) : 0;
+    groups[{h.renew, slot}].push_back({id, h.generation});
   }
   for (auto& [group, targets] : groups) {
     for (std::size_t from = 0; from < targets.size(); from += options_.batch) {

@@ -33,6 +33,9 @@ namespace relock::renewal {
 struct watchdog_options {
   std::chrono::milliseconds lease{30'000};
   std::size_t batch = 100;
+  // A script may touch keys of one slot only in Cluster; a single server takes any keys in one
+  // call, and grouping there would split 10,000 holds into thousands of near-empty batches.
+  bool group_by_slot = false;
   std::function<void(std::string_view key, std::string_view field)> on_lost;
   std::function<void(log_level, std::string_view)> log;
 };

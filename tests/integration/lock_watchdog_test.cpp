@@ -8,6 +8,8 @@
 #include <atomic>
 #include <mutex>
 
+#include <asio/use_future.hpp>
+
 #include "lock_env.hpp"
 
 using namespace std::chrono_literals;
@@ -57,6 +59,33 @@ TEST(lock_watchdog, a_one_second_watchdog_keeps_a_lock_for_five_seconds) {
   EXPECT_GT(lowest_ttl, 450);
   lk.unlock();
   EXPECT_EQ(raw.command({"EXISTS", "kept"}).integer, 0);
+}
+
+TEST(lock_watchdog, renewals_are_batched_a_hundred_keys_per_script_call) {
+  redis_server server;
+  auto c = settings_for(server);
+  c.watchdog_lease = 900ms;  // a tick every 300 ms
+  relock::client client(c);
+  auto raw = raw_client::to(server);
+  constexpr int holds = 1000;
+  std::vector<std::future<void>> taken;
+  for (int i = 0; i < holds; ++i) {
+    taken.push_back(client.lock("held-" + std::to_string(i))
+                        .async_lock(relock::owner::current_thread(), {}, asio::use_future));
+  }
+  for (auto& t : taken) t.get();
+  std::promise<std::size_t> before;
+  asio::post(client.core()->io(), [&] { before.set_value(client.core()->watchdog().renewals_sent()); });
+  auto sent_before = before.get_future().get();
+  std::this_thread::sleep_for(1000ms);  // about three ticks: a sampling window, not a wait
+  std::promise<std::size_t> after;
+  asio::post(client.core()->io(), [&] { after.set_value(client.core()->watchdog().renewals_sent()); });
+  auto sent = after.get_future().get() - sent_before;
+  EXPECT_GE(sent, 10u);       // at least one tick renewed everything...
+  EXPECT_LE(sent, 4u * 10u);  // ...in calls of 100 keys: 10 per tick, at most 4 ticks here
+  for (int i = 0; i < holds; ++i) {
+    client.lock("held-" + std::to_string(i)).async_unlock(relock::owner::current_thread(), asio::use_future).get();
+  }
 }
 
 TEST(lock_watchdog, a_deleted_key_is_detected_as_lost) {
