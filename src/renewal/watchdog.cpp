@@ -26,7 +26,7 @@ void watchdog::held(const std::string& key, const std::string& field,
   h.lease = lease;
   h.renew = renew;
   if (on_lost) h.on_lost = std::move(on_lost);
-  if (renew != nullptr) arm();
+  if (renew != nullptr) arm(/*after_tick=*/false);
 }
 
 watchdog::release_plan watchdog::releasing(const std::string& key, const std::string& field) {
@@ -56,10 +56,16 @@ void watchdog::stop() {
   armed_ = false;
 }
 
-void watchdog::arm() {
+void watchdog::arm(bool after_tick) {
   if (armed_) return;
   armed_ = true;
-  timer_.expires_after(options_.lease / 3);
+  // After a tick, the next is planned from that tick's planned time, not from now: a late tick
+  // must not push every later renewal back (under load, ticks drifted until keys expired).
+  // When it is already due, it runs at once. The first tick after idling is a period away.
+  const auto now = std::chrono::steady_clock::now();
+  const auto period = options_.lease / 3;
+  next_tick_ = after_tick ? std::max(next_tick_ + period, now) : now + period;
+  timer_.expires_at(next_tick_);
   timer_.async_wait([this](std::error_code ec) {
     if (ec) return;
     armed_ = false;
@@ -91,7 +97,7 @@ void watchdog::tick() {
       renew(*group.first, std::vector<renewal_target>(targets.begin() + from, targets.begin() + to));
     }
   }
-  if (!groups.empty()) arm();
+  if (!groups.empty()) arm(/*after_tick=*/true);
 }
 
 void watchdog::renew(const exec::script& script, std::vector<renewal_target> batch) {

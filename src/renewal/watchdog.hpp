@@ -83,7 +83,7 @@ class watchdog {
   };
   using time_point = std::chrono::steady_clock::time_point;
 
-  void arm();
+  void arm(bool after_tick);
   void tick();
   void renew(const exec::script& script, std::vector<renewal_target> batch);
   void expire_unconfirmed(time_point now);
@@ -94,6 +94,7 @@ class watchdog {
   watchdog_options options_;
   asio::steady_timer timer_;
   bool armed_ = false;
+  std::chrono::steady_clock::time_point next_tick_{};
   std::uint64_t next_generation_ = 1;
   std::size_t renewals_sent_ = 0;
   std::map<hold_key, hold> holds_;

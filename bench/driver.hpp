@@ -1,0 +1,109 @@
+// relock_bench: one scenario, one repetition, one JSON line on stdout.
+//
+// Each scenario is a function from the command line's options to a `result` (an ordered list of
+// JSON fields). Every loop ends on a count and on the clock; a blocked lock() is cancelled by a
+// stop_token shortly after the window closes, so a lost wake-up costs a bounded time and shows
+// up in the figures instead of hanging the run.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace relock_bench {
+
+using clock = std::chrono::steady_clock;
+
+struct options {
+  std::string scenario;
+  std::string url = "redis://127.0.0.1:6379";
+  std::string variant = "default";  // "async": uncontended and n-locks through async_lock
+  int rep = 1;
+  double seconds = 3.0;  // the measuring window (many-held: how long the locks are held)
+  int threads = 8;       // contended scenarios
+  int locks = 10'000;    // many-held
+};
+
+// Latency samples, kept whole (a window holds at most a few hundred thousand) so percentiles
+// are exact rather than bucketed.
+class samples {
+ public:
+  void reserve(std::size_t n) { ns_.reserve(n); }
+  void add(clock::duration d) {
+    ns_.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+  }
+  void merge(const samples& other) { ns_.insert(ns_.end(), other.ns_.begin(), other.ns_.end()); }
+  std::size_t count() const { return ns_.size(); }
+  // Nearest-rank percentile in microseconds; q in [0, 1]. NaN when empty.
+  double percentile_us(double q);
+  double max_us();
+
+ private:
+  std::vector<std::int64_t> ns_;
+  bool sorted_ = false;
+};
+
+// One JSON line with fields in insertion order. NaN numbers print as null.
+class result {
+ public:
+  using value = std::variant<std::nullptr_t, double, std::int64_t, std::string>;
+  result& set(const std::string& name, value v);
+  std::string json() const;
+
+ private:
+  std::vector<std::pair<std::string, value>> fields_;
+};
+
+// The calling process's CPU time (getrusage RUSAGE_SELF), user + system, in seconds.
+double process_cpu_seconds();
+
+// What the server saw during a window: its CPU and the commands it ran (from INFO), the
+// statistics reset at the start (CONFIG RESETSTAT). A plain hiredis connection of its own, so it
+// measures relock from outside.
+class server_probe {
+ public:
+  explicit server_probe(const std::string& url);
+  ~server_probe();
+  server_probe(const server_probe&) = delete;
+  server_probe& operator=(const server_probe&) = delete;
+
+  void start();  // CONFIG RESETSTAT and note the server's CPU
+  struct window {
+    double cpu_seconds = 0;          // server user + system
+    std::int64_t calls = 0;          // all calls but our own INFO / CONFIG, including the
+                                     // commands that scripts call (Redis 7 counts those too)
+    std::int64_t evalsha = 0;        // calls of EVALSHA
+    std::string per_command;         // "evalsha=2000,del=2000,...": calls per command
+    std::map<std::string, std::int64_t> calls_of;  // the same, by command name
+  };
+  window stop();
+  std::int64_t dbsize();
+
+ private:
+  std::string info(const char* section);
+  double cpu_seconds();
+  void* context_;  // redisContext*
+  double cpu_at_start_ = 0;
+};
+
+// Fields every scenario reports: client and server CPU over the window, commands per operation.
+void add_common(result& r, const options& o, double window_s, double client_cpu_s,
+                const server_probe::window& server, std::int64_t operations);
+
+// A result with lib / variant / scenario / rep and every table field present (null until set),
+// so every line has the same shape whatever the scenario.
+result make_result(const options& o);
+
+result run_uncontended(const options& o);
+result run_n_locks(const options& o);
+result run_one_lock(const options& o);
+result run_handoff(const options& o);
+result run_many_held(const options& o);
+// --variant async of uncontended (n = 1) and n-locks (n = threads): see async_pairs.cpp.
+result run_async_pairs(const options& o, int n);
+
+}  // namespace relock_bench

@@ -1,0 +1,73 @@
+// relock_bench --scenario NAME --rep N --url URL [--seconds S] [--threads T] [--locks L]
+//              [--variant V]
+// Runs one scenario once and prints one JSON line. Exit codes: 0 done, 1 failed, 2 bad usage.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <string>
+
+#include "driver.hpp"
+
+namespace {
+
+using scenario_fn = relock_bench::result (*)(const relock_bench::options&);
+
+const std::map<std::string, scenario_fn> scenarios = {
+    {"uncontended", relock_bench::run_uncontended}, {"n-locks", relock_bench::run_n_locks},
+    {"one-lock", relock_bench::run_one_lock},       {"handoff", relock_bench::run_handoff},
+    {"many-held", relock_bench::run_many_held},
+};
+
+int usage(const char* why) {
+  if (why) std::fprintf(stderr, "relock_bench: %s\n", why);
+  std::fprintf(why ? stderr : stdout,
+               "usage: relock_bench --scenario NAME --rep N --url URL [--seconds S]\n"
+               "                    [--threads T] [--locks L] [--variant default|async]\n"
+               "scenarios: uncontended n-locks one-lock handoff many-held\n"
+               "prints one JSON line; exit 0 done, 1 failed, 2 bad usage\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  relock_bench::options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      usage(nullptr);
+      return 0;
+    }
+    if (i + 1 >= argc) return usage(("missing value for " + flag).c_str());
+    std::string value = argv[++i];
+    try {
+      if (flag == "--scenario") o.scenario = value;
+      else if (flag == "--rep") o.rep = std::stoi(value);
+      else if (flag == "--url") o.url = value;
+      else if (flag == "--seconds") o.seconds = std::stod(value);
+      else if (flag == "--threads") o.threads = std::stoi(value);
+      else if (flag == "--locks") o.locks = std::stoi(value);
+      else if (flag == "--variant") o.variant = value;
+      else return usage(("unknown option " + flag).c_str());
+    } catch (const std::exception&) {
+      return usage(("bad value for " + flag + ": " + value).c_str());
+    }
+  }
+  auto it = scenarios.find(o.scenario);
+  if (it == scenarios.end()) return usage(("unknown scenario '" + o.scenario + "'").c_str());
+  if (o.variant != "default" && o.variant != "async") return usage("--variant: default or async");
+  if (o.variant == "async" && o.scenario != "uncontended" && o.scenario != "n-locks") {
+    return usage("--variant async exists for uncontended and n-locks only");
+  }
+  if (o.seconds <= 0 || o.seconds > 600 || o.threads < 1 || o.threads > 256 || o.locks < 1) {
+    return usage("--seconds must be in (0, 600], --threads in [1, 256], --locks >= 1");
+  }
+  try {
+    std::printf("%s\n", it->second(o).json().c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "relock_bench: %s: %s\n", o.scenario.c_str(), e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,77 @@
+// n-locks: T threads, T locks, each thread on its own lock: no contention, but every thread
+// shares the client's one pipelined connection, so this measures throughput under load.
+#include <latch>
+#include <thread>
+
+#include <relock/client.hpp>
+
+#include "driver.hpp"
+
+namespace relock_bench {
+
+result run_n_locks(const options& o) {
+  if (o.variant == "async") return run_async_pairs(o, o.threads);
+  relock::config settings;
+  settings.url = o.url;
+  relock::client client(settings);
+  server_probe probe(o.url);
+
+  const int threads = o.threads;
+  constexpr std::int64_t max_pairs_per_thread = 1'000'000;
+  std::vector<samples> pair(threads);
+  std::vector<std::int64_t> pairs(threads, 0), errors(threads, 0);
+  std::latch warmed(threads + 1), go(1);
+  clock::time_point end;
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      auto lock = client.lock("bench:n-locks:" + std::to_string(t));
+      for (int i = 0; i < 100; ++i) {
+        lock.lock();
+        lock.unlock();
+      }
+      pair[t].reserve(100'000);
+      warmed.count_down();
+      go.wait();
+      for (auto now = clock::now(); pairs[t] < max_pairs_per_thread && now < end; ++pairs[t]) {
+        lock.lock();
+        std::error_code ec;
+        lock.unlock(ec);
+        if (ec) ++errors[t];
+        const auto after = clock::now();
+        pair[t].add(after - now);
+        now = after;
+      }
+    });
+  }
+  warmed.arrive_and_wait();
+  probe.start();
+  const double cpu0 = process_cpu_seconds();
+  const auto t0 = clock::now();
+  end = t0 + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.seconds));
+  go.count_down();
+  for (auto& w : workers) w.join();
+  const double window = std::chrono::duration<double>(clock::now() - t0).count();
+  const double cpu = process_cpu_seconds() - cpu0;
+  const auto server = probe.stop();
+
+  samples all;
+  std::int64_t total = 0, failed = 0;
+  for (int t = 0; t < threads; ++t) {
+    all.merge(pair[t]);
+    total += pairs[t];
+    failed += errors[t];
+  }
+  result r = make_result(o);
+  r.set("pairs_per_s", static_cast<double>(total) / window)
+      .set("pair_p50_us", all.percentile_us(0.50))
+      .set("pair_p99_us", all.percentile_us(0.99))
+      .set("pair_max_us", all.max_us())
+      .set("threads", static_cast<std::int64_t>(threads))
+      .set("pairs", total)
+      .set("errors", failed);
+  add_common(r, o, window, cpu, server, total);
+  return r;
+}
+
+}  // namespace relock_bench

@@ -1,0 +1,1007 @@
+package dev.relock.bench;
+
+import java.io.BufferedInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.math.BigDecimal;
+import java.math.MathContext;
+import java.math.RoundingMode;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+import org.redisson.Redisson;
+import org.redisson.api.RLock;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import org.redisson.config.SingleServerConfig;
+
+/**
+ * The Redisson peer of relock's benchmark (issue #10): one scenario, one repetition, one JSON
+ * line on stdout, with the same scenario names, flags, bounds and fields as bench/relock_bench.
+ *
+ * <pre>
+ *   java -jar relock-bench-redisson.jar --scenario NAME --rep N --url URL [--seconds S]
+ *        [--threads T] [--warmup S] [--variant V]
+ * </pre>
+ *
+ * Scenarios: uncontended, n-locks, one-lock, handoff (many-held is relock's own and is refused).
+ * Each mirrors its C++ twin in bench/*.cpp line by line: the same lock names, the same loops,
+ * the same count bounds (per thread) and time bounds, the same grace before a blocked lock() is
+ * cancelled (here: Thread.interrupt on lockInterruptibly()), the same server probe (CONFIG
+ * RESETSTAT, then INFO cpu / commandstats over a connection of its own).
+ *
+ * JVM warm-up: before the measured window, the same scenario (same threads, same locks, same
+ * client) runs for --warmup seconds (default 2) under the same count bounds, and its figures are
+ * thrown away; the server statistics are reset after it.
+ *
+ * One RedissonClient per process, shared by every thread, with Redisson's defaults (single
+ * server, default codec, default pool sizes). "variant" names them as used, e.g. "4.7.0
+ * codec=Kryo5Codec pool=64/24 sub=50/1" (connection pool max/min-idle, subscription pool
+ * max/min-idle), unless --variant replaces it; "settings" always carries the full set.
+ * Redisson-only extra fields, after the common ones: "warmup_s", "settings", "jvm".
+ */
+public final class RedissonBench {
+
+  // ------------------------------------------------------------------------------------------
+  // Options
+
+  static final class Options {
+    String scenario;
+    String url = "redis://127.0.0.1:6379";
+    String variant;  // null: computed from the client's configuration
+    int rep = 1;
+    double seconds = 3.0;
+    int threads = 8;
+    int locks = 10_000;  // many-held only; accepted for command-line parity
+    double warmup = 2.0;
+  }
+
+  static final class UsageException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    UsageException(String message) {
+      super(message);
+    }
+  }
+
+  private static final String USAGE =
+      "usage: java -jar relock-bench-redisson.jar --scenario NAME --rep N --url URL [--seconds S]\n"
+          + "                                         [--threads T] [--warmup S] [--variant V]\n"
+          + "scenarios: uncontended n-locks one-lock handoff\n"
+          + "prints one JSON line; exit 0 done, 1 failed, 2 bad usage";
+
+  // ------------------------------------------------------------------------------------------
+  // Samples: whole, in nanoseconds, so percentiles are exact (nearest rank) like the C++ ones.
+
+  static final class Samples {
+    private long[] ns = new long[1024];
+    private int n = 0;
+    private boolean sorted = false;
+
+    void add(long nanos) {
+      if (n == ns.length) {
+        ns = Arrays.copyOf(ns, n * 2);
+      }
+      ns[n++] = nanos;
+      sorted = false;
+    }
+
+    void merge(Samples other) {
+      for (int i = 0; i < other.n; i++) {
+        add(other.ns[i]);
+      }
+    }
+
+    int count() {
+      return n;
+    }
+
+    /** Nearest-rank percentile in microseconds; q in [0, 1]. NaN when empty. */
+    double percentileUs(double q) {
+      if (n == 0) {
+        return Double.NaN;
+      }
+      if (!sorted) {
+        Arrays.sort(ns, 0, n);
+        sorted = true;
+      }
+      long rank = (long) Math.ceil(q * n);
+      rank = Math.max(1, Math.min(rank, n));
+      return ns[(int) rank - 1] / 1000.0;
+    }
+
+    double maxUs() {
+      return percentileUs(1.0);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // The JSON line: fields in insertion order, numbers as C's %.6g, NaN as null.
+
+  static final class Result {
+    private final List<String> names = new ArrayList<>();
+    private final List<Object> values = new ArrayList<>();
+
+    Result set(String name, Object v) {
+      int i = names.indexOf(name);
+      if (i >= 0) {
+        values.set(i, v);
+      } else {
+        names.add(name);
+        values.add(v);
+      }
+      return this;
+    }
+
+    String json() {
+      StringBuilder out = new StringBuilder("{");
+      for (int i = 0; i < names.size(); i++) {
+        if (i > 0) {
+          out.append(", ");
+        }
+        out.append('"').append(names.get(i)).append("\": ");
+        Object v = values.get(i);
+        if (v == null) {
+          out.append("null");
+        } else if (v instanceof Double d) {
+          out.append(g6(d));
+        } else if (v instanceof Long || v instanceof Integer) {
+          out.append(v);
+        } else {
+          out.append('"');
+          for (char c : v.toString().toCharArray()) {
+            if (c == '"' || c == '\\') {
+              out.append('\\');
+            }
+            out.append(c);
+          }
+          out.append('"');
+        }
+      }
+      return out.append('}').toString();
+    }
+
+    /** printf("%.6g") as glibc prints it; non-finite numbers are JSON null. */
+    static String g6(double d) {
+      if (!Double.isFinite(d)) {
+        return "null";
+      }
+      if (d == 0) {
+        return (1 / d < 0) ? "-0" : "0";
+      }
+      BigDecimal bd = new BigDecimal(d).round(new MathContext(6, RoundingMode.HALF_EVEN));
+      int exp = bd.precision() - bd.scale() - 1;
+      if (exp < -4 || exp >= 6) {
+        BigDecimal mantissa = bd.movePointLeft(exp).stripTrailingZeros();
+        String m = mantissa.scale() <= 0 ? mantissa.toBigInteger().toString()
+            : mantissa.toPlainString();
+        int a = Math.abs(exp);
+        return m + "e" + (exp < 0 ? "-" : "+") + (a < 10 ? "0" : "") + a;
+      }
+      BigDecimal plain = bd.stripTrailingZeros();
+      return plain.scale() <= 0 ? plain.toBigInteger().toString() : plain.toPlainString();
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Server probe: what the server saw during the window, over a plain connection of its own
+  // (a few lines of RESP), exactly like relock_bench's server_probe.
+
+  static final class Probe implements AutoCloseable {
+    private final Socket socket;
+    private final InputStream in;
+    private final OutputStream out;
+    private double cpuAtStart = 0;
+
+    /** calls: all but our own INFO / CONFIG, including the commands scripts call (Redis 7
+     *  counts those too); perCommand: "evalsha=2000,del=2000,...", in INFO's order. */
+    record Window(double cpuSeconds, long calls, long evalsha, String perCommand) {}
+
+    Probe(String url) throws IOException {
+      String rest = url;
+      int p = rest.indexOf("://");
+      if (p >= 0) {
+        rest = rest.substring(p + 3);
+      }
+      p = rest.lastIndexOf('@');
+      if (p >= 0) {
+        rest = rest.substring(p + 1);
+      }
+      p = rest.indexOf('/');
+      if (p >= 0) {
+        rest = rest.substring(0, p);
+      }
+      int port = 6379;
+      p = rest.lastIndexOf(':');
+      if (p >= 0) {
+        port = Integer.parseInt(rest.substring(p + 1));
+        rest = rest.substring(0, p);
+      }
+      socket = new Socket();
+      socket.connect(new InetSocketAddress(rest, port), 5000);
+      socket.setSoTimeout(5000);
+      socket.setTcpNoDelay(true);
+      in = new BufferedInputStream(socket.getInputStream());
+      out = socket.getOutputStream();
+    }
+
+    @Override
+    public void close() throws IOException {
+      socket.close();
+    }
+
+    private Object command(String... args) throws IOException {
+      ByteArrayOutputStream b = new ByteArrayOutputStream();
+      b.writeBytes(("*" + args.length + "\r\n").getBytes(StandardCharsets.UTF_8));
+      for (String a : args) {
+        byte[] bytes = a.getBytes(StandardCharsets.UTF_8);
+        b.writeBytes(("$" + bytes.length + "\r\n").getBytes(StandardCharsets.UTF_8));
+        b.writeBytes(bytes);
+        b.writeBytes("\r\n".getBytes(StandardCharsets.UTF_8));
+      }
+      out.write(b.toByteArray());
+      out.flush();
+      return reply(args[0]);
+    }
+
+    private String line() throws IOException {
+      ByteArrayOutputStream b = new ByteArrayOutputStream();
+      int c;
+      while ((c = in.read()) != -1) {
+        if (c == '\r') {
+          in.read();  // '\n'
+          break;
+        }
+        b.write(c);
+      }
+      if (c == -1) {
+        throw new IOException("probe: connection closed");
+      }
+      return b.toString(StandardCharsets.UTF_8);
+    }
+
+    private Object reply(String what) throws IOException {
+      String l = line();
+      char type = l.charAt(0);
+      String body = l.substring(1);
+      switch (type) {
+        case '+':
+          return body;
+        case '-':
+          throw new IOException("probe: " + what + ": " + body);
+        case ':':
+          return Long.parseLong(body);
+        case '$': {
+          int len = Integer.parseInt(body);
+          if (len < 0) {
+            return null;
+          }
+          byte[] data = in.readNBytes(len + 2);
+          return new String(data, 0, len, StandardCharsets.UTF_8);
+        }
+        default:
+          throw new IOException("probe: " + what + ": unexpected reply " + l);
+      }
+    }
+
+    private static String infoValue(String text, String field) {
+      for (String l : text.split("\r\n|\n")) {
+        if (l.startsWith(field + ":")) {
+          return l.substring(field.length() + 1);
+        }
+      }
+      return "";
+    }
+
+    private double cpuSeconds() throws IOException {
+      String text = (String) command("INFO", "cpu");
+      return Double.parseDouble(infoValue(text, "used_cpu_user"))
+          + Double.parseDouble(infoValue(text, "used_cpu_sys"));
+    }
+
+    /** CONFIG RESETSTAT and note the server's CPU. */
+    void start() throws IOException {
+      command("CONFIG", "RESETSTAT");
+      cpuAtStart = cpuSeconds();
+    }
+
+    Window stop() throws IOException {
+      double cpu = cpuSeconds() - cpuAtStart;
+      // Lines look like: cmdstat_evalsha:calls=12,usec=...,...
+      String text = (String) command("INFO", "commandstats");
+      long calls = 0;
+      long evalsha = 0;
+      StringBuilder perCommand = new StringBuilder();
+      for (String l : text.split("\r\n|\n")) {
+        if (!l.startsWith("cmdstat_")) {
+          continue;
+        }
+        int colon = l.indexOf(':');
+        String name = l.substring(8, colon);
+        int comma = l.indexOf(',', colon);
+        long n = Long.parseLong(l.substring(colon + 7, comma < 0 ? l.length() : comma));
+        if (name.startsWith("info") || name.startsWith("config")) {
+          continue;
+        }
+        calls += n;
+        if (name.equals("evalsha")) {
+          evalsha = n;
+        }
+        if (perCommand.length() > 0) {
+          perCommand.append(',');
+        }
+        perCommand.append(name).append('=').append(n);
+      }
+      return new Window(cpu, calls, evalsha, perCommand.toString());
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Shared helpers
+
+  private final Options o;
+  private final RedissonClient client;
+  private final String variant;
+  private final String settings;
+
+  private RedissonBench(Options o, RedissonClient client, String variant, String settings) {
+    this.o = o;
+    this.client = client;
+    this.variant = variant;
+    this.settings = settings;
+  }
+
+  /** The calling process's CPU time (all JVM threads: ours, Netty's, JIT, GC), in seconds. */
+  static double processCpuSeconds() {
+    var os = ManagementFactory.getOperatingSystemMXBean();
+    if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
+      return sun.getProcessCpuTime() / 1e9;
+    }
+    return Double.NaN;
+  }
+
+  static long seconds(double s) {
+    return (long) (s * 1e9);
+  }
+
+  /** Sleeps at least `nanos`, like std::this_thread::sleep_for. */
+  static void sleepAtLeast(long nanos) {
+    final long until = System.nanoTime() + nanos;
+    for (long left = nanos; left > 0; left = until - System.nanoTime()) {
+      LockSupport.parkNanos(left);
+    }
+  }
+
+  /** A lock name's RLock; every thread asks for its own object, as relock's do. */
+  RLock lock(String name) {
+    return client.getLock(name);
+  }
+
+  /** A result with lib / variant / scenario / rep and every table field present (null). */
+  Result makeResult() {
+    Result r = new Result();
+    r.set("lib", "redisson").set("variant", variant).set("scenario", o.scenario)
+        .set("rep", (long) o.rep);
+    for (String f : new String[] {"pairs_per_s", "acq_per_s", "pair_p50_us", "pair_p99_us",
+        "handoff_p50_us", "handoff_p99_us", "handoffs_per_s", "wait_p50_us", "wait_p99_us",
+        "wait_max_us", "rtt_p50_us"}) {
+      r.set(f, null);
+    }
+    return r;
+  }
+
+  /** Fields every scenario reports: client and server CPU over the window, calls per op. */
+  void addCommon(Result r, double window, double clientCpu, Probe.Window server, long ops) {
+    r.set("window_s", window);
+    r.set("client_cpu_pct", 100.0 * clientCpu / window);
+    r.set("server_cpu_pct", 100.0 * server.cpuSeconds() / window);
+    r.set("evalsha_per_op", ops > 0 ? (double) server.evalsha() / ops : Double.NaN);
+    r.set("server_calls_per_op", ops > 0 ? (double) server.calls() / ops : Double.NaN);
+    r.set("server_calls", server.perCommand());
+    // Redisson-only: how the JVM was warmed, the client's settings, the JVM.
+    r.set("warmup_s", o.warmup);
+    r.set("settings", settings);
+    r.set("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
+  }
+
+
+  /**
+   * A phase of a scenario: the warm-up (probe == null: figures thrown away) or the measured
+   * window. Both run the same code, so the JIT has compiled what the window runs.
+   */
+  @FunctionalInterface
+  interface Scenario {
+    Result run(double seconds, Probe probe) throws Exception;
+  }
+
+  /** Joins every worker; interrupting them (the C++ stop_token) once `deadline` has passed. */
+  static void finish(List<Thread> workers, AtomicInteger finished, long deadline)
+      throws InterruptedException {
+    while (finished.get() < workers.size() && System.nanoTime() - deadline < 0) {
+      Thread.sleep(5);
+    }
+    for (Thread w : workers) {
+      if (w.isAlive()) {
+        w.interrupt();
+      }
+    }
+    for (Thread w : workers) {
+      w.join();
+    }
+  }
+
+  static Thread start(String name, Runnable body) {
+    Thread t = new Thread(body, name);
+    t.start();
+    return t;
+  }
+
+  static void await(CountDownLatch latch) {
+    boolean interrupted = false;
+    while (true) {
+      try {
+        latch.await();
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // uncontended: one thread, one lock, lock() + unlock() pairs back to back.
+
+  Result uncontended(double seconds, Probe probe) throws Exception {
+    RLock lock = lock("bench:uncontended");
+    final long maxPairs = 2_000_000;
+    Samples pair = new Samples();
+    long pairs = 0;
+    long errors = 0;
+    if (probe != null) {
+      probe.start();
+    }
+    final double cpu0 = processCpuSeconds();
+    final long t0 = System.nanoTime();
+    final long end = t0 + seconds(seconds);
+    for (long now = t0; pairs < maxPairs && now - end < 0; ++pairs) {
+      lock.lock();
+      try {
+        lock.unlock();
+      } catch (RuntimeException e) {
+        ++errors;
+      }
+      final long after = System.nanoTime();
+      pair.add(after - now);
+      now = after;
+    }
+    final double window = (System.nanoTime() - t0) / 1e9;
+    final double cpu = processCpuSeconds() - cpu0;
+    if (probe == null) {
+      return null;
+    }
+    final Probe.Window server = probe.stop();
+
+    Result r = makeResult();
+    r.set("pairs_per_s", pairs / window)
+        .set("pair_p50_us", pair.percentileUs(0.50))
+        .set("pair_p99_us", pair.percentileUs(0.99))
+        .set("pair_max_us", pair.maxUs())
+        .set("pairs", pairs)
+        .set("errors", errors);
+    addCommon(r, window, cpu, server, pairs);
+    return r;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // n-locks: T threads, T locks, each thread on its own lock; every thread shares the client.
+
+  Result nLocks(double seconds, Probe probe) throws Exception {
+    final int threads = o.threads;
+    final long maxPairsPerThread = 1_000_000;
+    final Samples[] pair = new Samples[threads];
+    final long[] pairs = new long[threads];
+    final long[] errors = new long[threads];
+    final CountDownLatch ready = new CountDownLatch(threads);
+    final CountDownLatch go = new CountDownLatch(1);
+    final long[] end = new long[1];  // written before go opens: visible after go.await()
+    List<Thread> workers = new ArrayList<>();
+    for (int t = 0; t < threads; ++t) {
+      final int me = t;
+      pair[me] = new Samples();
+      workers.add(start("n-locks-" + me, () -> {
+        RLock lock = lock("bench:n-locks:" + me);
+        ready.countDown();
+        await(go);
+        for (long now = System.nanoTime(); pairs[me] < maxPairsPerThread && now - end[0] < 0;
+            ++pairs[me]) {
+          lock.lock();
+          try {
+            lock.unlock();
+          } catch (RuntimeException e) {
+            ++errors[me];
+          }
+          final long after = System.nanoTime();
+          pair[me].add(after - now);
+          now = after;
+        }
+      }));
+    }
+    ready.await();
+    if (probe != null) {
+      probe.start();
+    }
+    final double cpu0 = processCpuSeconds();
+    final long t0 = System.nanoTime();
+    end[0] = t0 + seconds(seconds);
+    go.countDown();
+    for (Thread w : workers) {
+      w.join();
+    }
+    final double window = (System.nanoTime() - t0) / 1e9;
+    final double cpu = processCpuSeconds() - cpu0;
+    if (probe == null) {
+      return null;
+    }
+    final Probe.Window server = probe.stop();
+
+    Samples all = new Samples();
+    long total = 0;
+    long failed = 0;
+    for (int t = 0; t < threads; ++t) {
+      all.merge(pair[t]);
+      total += pairs[t];
+      failed += errors[t];
+    }
+    Result r = makeResult();
+    r.set("pairs_per_s", total / window)
+        .set("pair_p50_us", all.percentileUs(0.50))
+        .set("pair_p99_us", all.percentileUs(0.99))
+        .set("pair_max_us", all.maxUs())
+        .set("threads", (long) threads)
+        .set("pairs", total)
+        .set("errors", failed);
+    addCommon(r, window, cpu, server, total);
+    return r;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // one-lock: T threads on one lock, empty critical section.
+
+  Result oneLock(double seconds, Probe probe) throws Exception {
+    final int threads = o.threads;
+    final long maxAcquisitionsPerThread = 1_000_000;
+    // After the window, a thread still blocked in lock() gets this long before it is cancelled.
+    final long grace = seconds(3);
+    final Samples[] wait = new Samples[threads];
+    final long[] acquisitions = new long[threads];
+    final AtomicInteger lastHolder = new AtomicInteger(-1);
+    final AtomicLong ownerChanges = new AtomicLong();
+    final AtomicLong cancelled = new AtomicLong();
+    final AtomicLong errors = new AtomicLong();
+    final AtomicLong overlaps = new AtomicLong();
+    final AtomicInteger inside = new AtomicInteger();
+    final AtomicInteger finished = new AtomicInteger();
+    final CountDownLatch ready = new CountDownLatch(threads);
+    final CountDownLatch go = new CountDownLatch(1);
+    final long[] end = new long[1];
+    List<Thread> workers = new ArrayList<>();
+    for (int t = 0; t < threads; ++t) {
+      final int me = t;
+      wait[me] = new Samples();
+      workers.add(start("one-lock-" + me, () -> {
+        RLock lock = lock("bench:one-lock");
+        ready.countDown();
+        await(go);
+        for (long now = System.nanoTime();
+            acquisitions[me] < maxAcquisitionsPerThread && now - end[0] < 0;
+            now = System.nanoTime()) {
+          try {
+            lock.lockInterruptibly();
+          } catch (InterruptedException e) {
+            cancelled.incrementAndGet();
+            break;
+          } catch (RuntimeException e) {
+            errors.incrementAndGet();
+            break;
+          }
+          wait[me].add(System.nanoTime() - now);
+          ++acquisitions[me];
+          if (inside.getAndIncrement() != 0) {
+            overlaps.incrementAndGet();
+          }
+          if (lastHolder.getAndSet(me) != me) {
+            ownerChanges.incrementAndGet();
+          }
+          inside.decrementAndGet();
+          try {
+            lock.unlock();
+          } catch (RuntimeException e) {
+            errors.incrementAndGet();
+          }
+        }
+        finished.incrementAndGet();
+      }));
+    }
+    ready.await();
+    if (probe != null) {
+      probe.start();
+    }
+    final double cpu0 = processCpuSeconds();
+    final long t0 = System.nanoTime();
+    end[0] = t0 + seconds(seconds);
+    go.countDown();
+    finish(workers, finished, end[0] + grace);
+    final double window = (System.nanoTime() - t0) / 1e9;
+    final double cpu = processCpuSeconds() - cpu0;
+    if (probe == null) {
+      return null;
+    }
+    final Probe.Window server = probe.stop();
+
+    Samples all = new Samples();
+    long total = 0;
+    for (int t = 0; t < threads; ++t) {
+      all.merge(wait[t]);
+      total += acquisitions[t];
+    }
+    Result r = makeResult();
+    r.set("acq_per_s", total / window)
+        .set("wait_p50_us", all.percentileUs(0.50))
+        .set("wait_p99_us", all.percentileUs(0.99))
+        .set("wait_max_us", all.maxUs())
+        .set("owner_changes_per_s", ownerChanges.get() / window)
+        .set("threads", (long) threads)
+        .set("acquisitions", total)
+        .set("cancelled", cancelled.get())
+        .set("errors", errors.get())
+        .set("overlaps", overlaps.get());
+    addCommon(r, window, cpu, server, total);
+    return r;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // handoff: T threads on one lock. The holder keeps it 1 ms, releases, then waits until another
+  // thread holds it before queueing again, so every release is a handoff to a waiter. Handoff
+  // latency runs from the start of the unlock() call to the moment another thread's lock()
+  // returns: release, pub/sub message, wake-up, acquire.
+
+  private static final long NO_UNLOCK = Long.MIN_VALUE;
+
+  Result handoff(double seconds, Probe probe) throws Exception {
+    final int threads = o.threads;
+    final long hold = TimeUnit.MILLISECONDS.toNanos(1);
+    final long maxAcquisitionsPerThread = 100_000;
+    final long grace = seconds(3);
+    final Samples[] wait = new Samples[threads];
+    final Samples[] handoff = new Samples[threads];
+    final AtomicLong unlockStarted = new AtomicLong(NO_UNLOCK);  // nanoTime of the last unlock()
+    final AtomicLong cancelled = new AtomicLong();
+    final AtomicLong errors = new AtomicLong();
+    final AtomicLong overlaps = new AtomicLong();
+    final AtomicLong selfHandoffs = new AtomicLong();
+    final AtomicInteger inside = new AtomicInteger();
+    final AtomicInteger finished = new AtomicInteger();
+    final AtomicInteger lastHolder = new AtomicInteger(-1);
+    final ReentrantLock m = new ReentrantLock();
+    final Condition heldByNewOwner = m.newCondition();
+    final long[] generation = {0};  // under m: bumps with every acquisition
+    final CountDownLatch ready = new CountDownLatch(threads);
+    final CountDownLatch go = new CountDownLatch(1);
+    final long[] end = new long[1];
+    List<Thread> workers = new ArrayList<>();
+    for (int t = 0; t < threads; ++t) {
+      final int me = t;
+      wait[me] = new Samples();
+      handoff[me] = new Samples();
+      workers.add(start("handoff-" + me, () -> {
+        RLock lock = lock("bench:handoff");
+        ready.countDown();
+        await(go);
+        for (long n = 0; n < maxAcquisitionsPerThread; ++n) {
+          final long asked = System.nanoTime();
+          if (asked - end[0] >= 0) {
+            break;
+          }
+          try {
+            lock.lockInterruptibly();
+          } catch (InterruptedException e) {
+            cancelled.incrementAndGet();
+            break;
+          } catch (RuntimeException e) {
+            errors.incrementAndGet();
+            break;
+          }
+          final long acquired = System.nanoTime();
+          wait[me].add(acquired - asked);
+          final long from = unlockStarted.getAndSet(NO_UNLOCK);
+          if (from != NO_UNLOCK) {
+            handoff[me].add(acquired - from);
+          }
+          if (inside.getAndIncrement() != 0) {
+            overlaps.incrementAndGet();
+          }
+          if (lastHolder.getAndSet(me) == me) {
+            selfHandoffs.incrementAndGet();
+          }
+          final long mine;
+          m.lock();
+          try {
+            mine = ++generation[0];
+            heldByNewOwner.signalAll();
+          } finally {
+            m.unlock();
+          }
+
+          sleepAtLeast(hold);
+          inside.decrementAndGet();
+          unlockStarted.set(System.nanoTime());
+          try {
+            lock.unlock();
+          } catch (RuntimeException e) {
+            errors.incrementAndGet();
+          }
+          // Wait for another thread to take it, so this thread cannot take its own lock back.
+          boolean taken = true;
+          m.lock();
+          try {
+            while (generation[0] == mine) {
+              long left = end[0] - System.nanoTime();
+              if (left <= 0) {
+                taken = false;
+                break;
+              }
+              heldByNewOwner.awaitNanos(left);
+            }
+          } catch (InterruptedException e) {
+            taken = false;
+            Thread.currentThread().interrupt();
+          } finally {
+            m.unlock();
+          }
+          if (!taken) {
+            break;
+          }
+        }
+        finished.incrementAndGet();
+      }));
+    }
+    ready.await();
+    if (probe != null) {
+      probe.start();
+    }
+    final double cpu0 = processCpuSeconds();
+    final long t0 = System.nanoTime();
+    end[0] = t0 + seconds(seconds);
+    go.countDown();
+    finish(workers, finished, end[0] + grace);
+    final double window = (System.nanoTime() - t0) / 1e9;
+    final double cpu = processCpuSeconds() - cpu0;
+    if (probe == null) {
+      return null;
+    }
+    final Probe.Window server = probe.stop();
+
+    Samples waits = new Samples();
+    Samples handoffs = new Samples();
+    for (int t = 0; t < threads; ++t) {
+      waits.merge(wait[t]);
+      handoffs.merge(handoff[t]);
+    }
+    final long acquisitions = waits.count();
+    Result r = makeResult();
+    r.set("acq_per_s", acquisitions / window)
+        .set("handoff_p50_us", handoffs.percentileUs(0.50))
+        .set("handoff_p99_us", handoffs.percentileUs(0.99))
+        .set("handoff_max_us", handoffs.maxUs())
+        .set("handoffs_per_s", handoffs.count() / window)
+        .set("wait_p50_us", waits.percentileUs(0.50))
+        .set("wait_p99_us", waits.percentileUs(0.99))
+        .set("wait_max_us", waits.maxUs())
+        .set("threads", (long) threads)
+        .set("handoffs", (long) handoffs.count())
+        .set("cancelled", cancelled.get())
+        .set("errors", errors.get())
+        .set("overlaps", overlaps.get())
+        .set("self_handoffs", selfHandoffs.get());
+    addCommon(r, window, cpu, server, acquisitions);
+    return r;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Start-up
+
+  static String redissonVersion() {
+    try (InputStream in = Redisson.class.getResourceAsStream(
+        "/META-INF/maven/org.redisson/redisson/pom.properties")) {
+      if (in != null) {
+        Properties p = new Properties();
+        p.load(in);
+        String v = p.getProperty("version");
+        if (v != null && !v.isBlank()) {
+          return v.trim();
+        }
+      }
+    } catch (IOException ignored) {
+      // fall through
+    }
+    return "unknown";
+  }
+
+  /** Redisson's defaults for a single server; only the address (and credentials) are set. */
+  static Config buildConfig(String url) {
+    URI uri = URI.create(url);
+    String scheme = uri.getScheme() == null ? "redis" : uri.getScheme();
+    if (!scheme.equals("redis") && !scheme.equals("rediss")) {
+      throw new UsageException("unsupported URL scheme " + scheme);
+    }
+    if (uri.getHost() == null) {
+      throw new UsageException("URL needs a host: " + url);
+    }
+    int port = uri.getPort() > 0 ? uri.getPort() : 6379;
+    Config config = new Config();
+    SingleServerConfig sc = config.useSingleServer();
+    sc.setAddress(scheme + "://" + uri.getHost() + ":" + port);
+    String userInfo = uri.getRawUserInfo();
+    if (userInfo != null && !userInfo.isEmpty()) {
+      int colon = userInfo.indexOf(':');
+      String user = colon >= 0 ? userInfo.substring(0, colon) : "";
+      String pass = colon >= 0 ? userInfo.substring(colon + 1) : userInfo;
+      if (!user.isEmpty()) {
+        sc.setUsername(URLDecoder.decode(user, StandardCharsets.UTF_8));
+      }
+      if (!pass.isEmpty()) {
+        sc.setPassword(URLDecoder.decode(pass, StandardCharsets.UTF_8));
+      }
+    }
+    String path = uri.getPath();
+    if (path != null && path.length() > 1) {
+      sc.setDatabase(Integer.parseInt(path.substring(1)));
+    }
+    return config;
+  }
+
+  /** The variant: "4.7.0 codec=Kryo5Codec pool=64/24 sub=50/1" (version, codec, pool sizes). */
+  static String variant(RedissonClient client, String version) {
+    Config c = client.getConfig();
+    SingleServerConfig sc = c.useSingleServer();  // the client's own, as used
+    String codec = c.getCodec() == null ? "default" : c.getCodec().getClass().getSimpleName();
+    return version + " codec=" + codec
+        + " pool=" + sc.getConnectionPoolSize() + "/" + sc.getConnectionMinimumIdleSize()
+        + " sub=" + sc.getSubscriptionConnectionPoolSize() + "/"
+        + sc.getSubscriptionConnectionMinimumIdleSize();
+  }
+
+  /** Every setting that bears on the figures, for the "settings" field. */
+  static String settings(RedissonClient client, String version) {
+    Config c = client.getConfig();
+    SingleServerConfig sc = c.useSingleServer();
+    return variant(client, version)
+        + " subs_per_conn=" + sc.getSubscriptionsPerConnection()
+        + " netty_threads=" + c.getNettyThreads() + " threads=" + c.getThreads()
+        + " script_cache=" + (c.isUseScriptCache() ? "on" : "off")
+        + " protocol=" + c.getProtocol()
+        + " timeout=" + sc.getTimeout() + "ms"
+        + " watchdog=" + c.getLockWatchdogTimeout() + "ms";
+  }
+
+  static Options parse(String[] argv) {
+    Options o = new Options();
+    for (int i = 0; i < argv.length; i++) {
+      String flag = argv[i];
+      if (flag.equals("--help") || flag.equals("-h")) {
+        throw new UsageException(null);
+      }
+      if (i + 1 >= argv.length) {
+        throw new UsageException("missing value for " + flag);
+      }
+      String value = argv[++i];
+      try {
+        switch (flag) {
+          case "--scenario" -> o.scenario = value;
+          case "--rep" -> o.rep = Integer.parseInt(value);
+          case "--url" -> o.url = value;
+          case "--seconds" -> o.seconds = Double.parseDouble(value);
+          case "--threads" -> o.threads = Integer.parseInt(value);
+          case "--locks" -> o.locks = Integer.parseInt(value);
+          case "--warmup" -> o.warmup = Double.parseDouble(value);
+          case "--variant" -> o.variant = value;
+          default -> throw new UsageException("unknown option " + flag);
+        }
+      } catch (NumberFormatException e) {
+        throw new UsageException("bad value for " + flag + ": " + value);
+      }
+    }
+    if (o.scenario == null || !List.of("uncontended", "n-locks", "one-lock", "handoff")
+        .contains(o.scenario)) {
+      throw new UsageException("many-held".equals(o.scenario)
+          ? "many-held is relock's own scenario; the Redisson peer runs uncontended, n-locks,"
+              + " one-lock and handoff"
+          : "unknown scenario '" + o.scenario + "'");
+    }
+    if (!(o.seconds > 0 && o.seconds <= 600) || o.threads < 1 || o.threads > 256 || o.locks < 1
+        || !(o.warmup >= 0 && o.warmup <= 600)) {
+      throw new UsageException("--seconds must be in (0, 600], --threads in [1, 256],"
+          + " --locks >= 1, --warmup in [0, 600]");
+    }
+    return o;
+  }
+
+  public static void main(String[] argv) {
+    // The real stdout carries the result line only; anything else goes to stderr.
+    PrintStream stdout =
+        new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+    System.setOut(System.err);
+
+    Options o;
+    try {
+      o = parse(argv);
+    } catch (UsageException e) {
+      if (e.getMessage() != null) {
+        System.err.println("relock-bench-redisson: " + e.getMessage());
+      }
+      System.err.println(USAGE);
+      System.exit(2);
+      return;
+    }
+
+    RedissonClient client = null;
+    int code = 0;
+    try {
+      client = Redisson.create(buildConfig(o.url));
+      String version = redissonVersion();
+      String variant = o.variant != null ? o.variant : variant(client, version);
+      RedissonBench bench = new RedissonBench(o, client, variant, settings(client, version));
+      Scenario scenario = switch (o.scenario) {
+        case "uncontended" -> bench::uncontended;
+        case "n-locks" -> bench::nLocks;
+        case "one-lock" -> bench::oneLock;
+        case "handoff" -> bench::handoff;
+        default -> throw new IllegalStateException(o.scenario);
+      };
+      try (Probe probe = new Probe(o.url)) {
+        if (o.warmup > 0) {
+          scenario.run(o.warmup, null);  // JVM warm-up: same scenario, figures thrown away
+        }
+        Result r = scenario.run(o.seconds, probe);
+        stdout.print(r.json());
+        stdout.print('\n');
+        stdout.flush();
+      }
+    } catch (Throwable e) {
+      System.err.println("relock-bench-redisson: " + o.scenario + ": " + e);
+      code = 1;
+    } finally {
+      if (client != null) {
+        try {
+          client.shutdown(0, 2, TimeUnit.SECONDS);
+        } catch (Throwable ignored) {
+          // exiting anyway
+        }
+      }
+    }
+    System.exit(code);
+  }
+}

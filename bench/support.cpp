@@ -1,0 +1,219 @@
+// Measurement helpers shared by the scenarios: samples, the JSON line, CPU time, server probe.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+#include <hiredis/hiredis.h>
+
+#include "driver.hpp"
+
+namespace relock_bench {
+
+double samples::percentile_us(double q) {
+  if (ns_.empty()) return std::nan("");
+  if (!sorted_) {
+    std::sort(ns_.begin(), ns_.end());
+    sorted_ = true;
+  }
+  auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(ns_.size())));
+  rank = std::clamp<std::size_t>(rank, 1, ns_.size());
+  return static_cast<double>(ns_[rank - 1]) / 1000.0;
+}
+
+double samples::max_us() { return percentile_us(1.0); }
+
+result& result::set(const std::string& name, value v) {
+  for (auto& [n, old] : fields_) {
+    if (n == name) {
+      old = std::move(v);
+      return *this;
+    }
+  }
+  fields_.emplace_back(name, std::move(v));
+  return *this;
+}
+
+std::string result::json() const {
+  std::string out = "{";
+  char buf[64];
+  for (std::size_t i = 0; i < fields_.size(); ++i) {
+    if (i) out += ", ";
+    out += '"' + fields_[i].first + "\": ";
+    const value& v = fields_[i].second;
+    if (std::holds_alternative<std::nullptr_t>(v)) {
+      out += "null";
+    } else if (auto d = std::get_if<double>(&v)) {
+      if (std::isfinite(*d)) {
+        std::snprintf(buf, sizeof buf, "%.6g", *d);
+        out += buf;
+      } else {
+        out += "null";
+      }
+    } else if (auto n = std::get_if<std::int64_t>(&v)) {
+      out += std::to_string(*n);
+    } else {
+      out += '"';
+      for (char c : std::get<std::string>(v)) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+      }
+      out += '"';
+    }
+  }
+  return out + "}";
+}
+
+double process_cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return s(u.ru_utime) + s(u.ru_stime);
+}
+
+namespace {
+
+// redis://[user:pass@]host[:port][/db] -> host, port (the probe needs no password here:
+// bench/run starts its own server).
+std::pair<std::string, int> host_port(const std::string& url) {
+  std::string rest = url;
+  if (auto p = rest.find("://"); p != std::string::npos) rest = rest.substr(p + 3);
+  if (auto p = rest.rfind('@'); p != std::string::npos) rest = rest.substr(p + 1);
+  if (auto p = rest.find('/'); p != std::string::npos) rest = rest.substr(0, p);
+  int port = 6379;
+  if (auto p = rest.rfind(':'); p != std::string::npos) {
+    port = std::stoi(rest.substr(p + 1));
+    rest = rest.substr(0, p);
+  }
+  return {rest, port};
+}
+
+// The value of `field:` in an INFO text, or "" when absent.
+std::string info_value(const std::string& text, const std::string& field) {
+  const std::string needle = "\n" + field + ":";
+  auto p = ("\n" + text).find(needle);
+  if (p == std::string::npos) return {};
+  auto start = p + needle.size() - 1;  // -1: the "\n" we prepended
+  auto end = text.find_first_of("\r\n", start);
+  return text.substr(start, end - start);
+}
+
+redisReply* checked(void* context, redisReply* r, const char* what) {
+  if (r == nullptr) {
+    throw std::runtime_error(std::string("probe: ") + what + ": " +
+                             static_cast<redisContext*>(context)->errstr);
+  }
+  if (r->type == REDIS_REPLY_ERROR) {
+    std::string text(r->str, r->len);
+    freeReplyObject(r);
+    throw std::runtime_error(std::string("probe: ") + what + ": " + text);
+  }
+  return r;
+}
+
+}  // namespace
+
+server_probe::server_probe(const std::string& url) {
+  auto [host, port] = host_port(url);
+  timeval timeout{5, 0};
+  auto* c = redisConnectWithTimeout(host.c_str(), port, timeout);
+  if (c == nullptr || c->err) {
+    std::string why = c ? c->errstr : "out of memory";
+    if (c) redisFree(c);
+    throw std::runtime_error("probe: cannot connect to " + url + ": " + why);
+  }
+  redisSetTimeout(c, timeout);
+  context_ = c;
+}
+
+server_probe::~server_probe() { redisFree(static_cast<redisContext*>(context_)); }
+
+std::string server_probe::info(const char* section) {
+  auto* r = checked(context_,
+                    static_cast<redisReply*>(
+                        redisCommand(static_cast<redisContext*>(context_), "INFO %s", section)),
+                    "INFO");
+  std::string text(r->str, r->len);
+  freeReplyObject(r);
+  return text;
+}
+
+double server_probe::cpu_seconds() {
+  auto text = info("cpu");
+  return std::stod(info_value(text, "used_cpu_user")) + std::stod(info_value(text, "used_cpu_sys"));
+}
+
+void server_probe::start() {
+  freeReplyObject(checked(context_,
+                          static_cast<redisReply*>(redisCommand(
+                              static_cast<redisContext*>(context_), "CONFIG RESETSTAT")),
+                          "CONFIG RESETSTAT"));
+  cpu_at_start_ = cpu_seconds();
+}
+
+server_probe::window server_probe::stop() {
+  window w;
+  w.cpu_seconds = cpu_seconds() - cpu_at_start_;
+  // Lines look like: cmdstat_evalsha:calls=12,usec=...,...
+  auto text = info("commandstats");
+  std::size_t at = 0;
+  while ((at = text.find("cmdstat_", at)) != std::string::npos) {
+    auto colon = text.find(':', at);
+    std::string name = text.substr(at + 8, colon - at - 8);
+    auto calls = std::stoll(text.substr(colon + 7));  // ":calls="
+    if (name.starts_with("info") || name.starts_with("config")) {
+      at = colon;
+      continue;
+    }
+    w.calls += calls;
+    w.calls_of[name] = calls;
+    if (name == "evalsha") w.evalsha = calls;
+    if (!w.per_command.empty()) w.per_command += ',';
+    w.per_command += name + "=" + std::to_string(calls);
+    at = colon;
+  }
+  return w;
+}
+
+std::int64_t server_probe::dbsize() {
+  auto* r = checked(
+      context_,
+      static_cast<redisReply*>(redisCommand(static_cast<redisContext*>(context_), "DBSIZE")),
+      "DBSIZE");
+  auto n = r->integer;
+  freeReplyObject(r);
+  return n;
+}
+
+result make_result(const options& o) {
+  result r;
+  r.set("lib", std::string("relock"))
+      .set("variant", o.variant)
+      .set("scenario", o.scenario)
+      .set("rep", static_cast<std::int64_t>(o.rep));
+  for (const char* f : {"pairs_per_s", "acq_per_s", "pair_p50_us", "pair_p99_us",
+                        "handoff_p50_us", "handoff_p99_us", "handoffs_per_s", "wait_p50_us",
+                        "wait_p99_us", "wait_max_us", "rtt_p50_us"}) {
+    r.set(f, nullptr);
+  }
+  return r;
+}
+
+void add_common(result& r, const options& o, double window_s, double client_cpu_s,
+                const server_probe::window& server, std::int64_t operations) {
+  (void)o;
+  r.set("window_s", window_s);
+  r.set("client_cpu_pct", 100.0 * client_cpu_s / window_s);
+  r.set("server_cpu_pct", 100.0 * server.cpu_seconds / window_s);
+  auto per_op = [&](std::int64_t n) {
+    return operations > 0 ? static_cast<double>(n) / static_cast<double>(operations)
+                          : std::nan("");
+  };
+  r.set("evalsha_per_op", per_op(server.evalsha));
+  r.set("server_calls_per_op", per_op(server.calls));
+  r.set("server_calls", server.per_command);
+}
+
+}  // namespace relock_bench
