@@ -1,5 +1,7 @@
 #include "net/connection.hpp"
 
+#include <fcntl.h>
+
 #include <asio/connect.hpp>
 #include <asio/write.hpp>
 #include <relock/errors.hpp>
@@ -74,6 +76,9 @@ void connection::connect() {
 }
 
 void connection::on_connected() {
+  // Asio opens sockets without SOCK_CLOEXEC: a program that uses relock and then runs another
+  // (relock run, a daemon's fork+exec) would hand its Redis connections to the child.
+  ::fcntl(socket_.native_handle(), F_SETFD, FD_CLOEXEC);
   std::error_code ignored;
   // Small pipelined writes must leave at once: Nagle would add up to 40 ms to a lock.
   socket_.set_option(asio::ip::tcp::no_delay(true), ignored);

@@ -1,7 +1,11 @@
 // The connection layer against a real redis-server: pipelining, timeouts, reconnects, auth.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+
 #include <atomic>
+#include <filesystem>
+#include <set>
 #include <mutex>
 #include <thread>
 
@@ -216,4 +220,26 @@ TEST(connection, the_log_callback_hears_connects_and_losses) {
   };
   EXPECT_TRUE(seen("connected to"));
   EXPECT_TRUE(wait_until([&] { return seen("lost"); }, 5s));
+}
+
+TEST(connection, sockets_are_not_inherited_by_programs_the_client_runs) {
+  redis_server server;
+  auto socket_fds = [] {
+    std::set<int> fds;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+      std::error_code ec;
+      auto target = std::filesystem::read_symlink(entry.path(), ec).string();
+      if (!ec && target.starts_with("socket:")) fds.insert(std::stoi(entry.path().filename()));
+    }
+    return fds;
+  };
+  auto before = socket_fds();
+  relock::client client(settings_for(server));
+  int checked = 0;
+  for (int fd : socket_fds()) {
+    if (before.contains(fd)) continue;
+    ++checked;
+    EXPECT_TRUE(fcntl(fd, F_GETFD) & FD_CLOEXEC) << "socket fd " << fd << " lacks FD_CLOEXEC";
+  }
+  EXPECT_GE(checked, 2);  // the command and the subscriber connections
 }
