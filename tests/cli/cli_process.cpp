@@ -26,7 +26,7 @@ std::string slurp(const std::filesystem::path& p) {
 
 }  // namespace
 
-cli_process::cli_process(std::vector<std::string> args, std::map<std::string, std::string> env) {
+cli_process::cli_process(std::vector<std::string> args, cli_options options) {
   char pattern[] = "/tmp/relock-cli-test-XXXXXX";
   if (mkdtemp(pattern) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = pattern;
@@ -37,18 +37,21 @@ cli_process::cli_process(std::vector<std::string> args, std::map<std::string, st
   std::vector<std::string> env_strings;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string entry = *e;
-    if (!env.contains(entry.substr(0, entry.find('=')))) env_strings.push_back(entry);
+    if (!options.env.contains(entry.substr(0, entry.find('=')))) env_strings.push_back(entry);
   }
-  for (auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  for (auto& [k, v] : options.env) env_strings.push_back(k + "=" + v);
+  std::ofstream(dir_ / "in") << options.stdin_text;
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
 
   posix_spawn_file_actions_t files;
   posix_spawn_file_actions_init(&files);
-  posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&files, 1, (dir_ / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&files, 2, (dir_ / "err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const int output = O_WRONLY | O_CREAT | O_TRUNC;
+  posix_spawn_file_actions_addopen(&files, 0, (dir_ / "in").c_str(), O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&files, 1, (dir_ / "out").c_str(), output, 0644);
+  posix_spawn_file_actions_addopen(&files, 2, (dir_ / "err").c_str(), output, 0644);
+  posix_spawn_file_actions_addclosefrom_np(&files, 3);  // the test's own connections stay here
   int rc = posix_spawn(&pid_, argv[0], &files, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&files);
   if (rc != 0) throw std::runtime_error(std::string("cannot start relock: ") + std::strerror(rc));
@@ -85,8 +88,8 @@ std::string cli_process::out() const { return slurp(dir_ / "out"); }
 std::string cli_process::err() const { return slurp(dir_ / "err"); }
 
 cli_result run_cli(std::vector<std::string> args, std::chrono::milliseconds timeout,
-                   std::map<std::string, std::string> env) {
-  cli_process p(std::move(args), std::move(env));
+                   cli_options options) {
+  cli_process p(std::move(args), std::move(options));
   auto code = p.wait(timeout);
   if (!code) throw std::runtime_error("relock did not finish in time; stderr: " + p.err());
   return {*code, p.out(), p.err()};

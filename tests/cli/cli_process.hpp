@@ -1,4 +1,5 @@
-// The relock binary as a child process: output captured to files, waited on with deadlines.
+// The relock binary as a child process: stdin from a string, stdout and stderr captured to
+// files, waited on with deadlines, stopped and reaped by PID when the object goes.
 #pragma once
 
 #include <sys/types.h>
@@ -12,10 +13,29 @@
 
 namespace relock::test {
 
+struct cli_options {
+  // Added to (or replacing) the test's environment.
+  std::map<std::string, std::string> env;
+  std::string stdin_text;
+
+  // Named starts (GCC 12 warns about designated initializers that leave members out).
+  static cli_options with_env(std::map<std::string, std::string> env) {
+    cli_options o;
+    o.env = std::move(env);
+    return o;
+  }
+  static cli_options with_stdin(std::string text) {
+    cli_options o;
+    o.stdin_text = std::move(text);
+    return o;
+  }
+};
+
 class cli_process {
  public:
-  // Starts `relock ARGS...` with extra environment variables.
-  explicit cli_process(std::vector<std::string> args, std::map<std::string, std::string> env = {});
+  // Starts `relock ARGS...`. It gets stdin, stdout and stderr only: no descriptor of the test
+  // (its Redis connections, say) leaks into it, so what it passes on is its own.
+  explicit cli_process(std::vector<std::string> args, cli_options options = {});
   ~cli_process();  // SIGKILLs and reaps a process still running
   cli_process(const cli_process&) = delete;
   cli_process& operator=(const cli_process&) = delete;
@@ -38,8 +58,9 @@ struct cli_result {
   std::string out, err;
 };
 
-// Runs to the end (throws after `timeout`).
-cli_result run_cli(std::vector<std::string> args, std::chrono::milliseconds timeout = std::chrono::seconds(30),
-                   std::map<std::string, std::string> env = {});
+// Runs to the end; throws after `timeout`.
+cli_result run_cli(std::vector<std::string> args,
+                   std::chrono::milliseconds timeout = std::chrono::seconds(30),
+                   cli_options options = {});
 
 }  // namespace relock::test

@@ -1,8 +1,9 @@
-// The relock CLI's shared pieces: exit codes, options, and one function per subcommand.
+// The relock CLI's shared pieces: exit codes, parsed options, and one entry point per
+// subcommand. Everything here runs on the main thread; errors travel as `failure` up to main,
+// which prints them once.
 #pragma once
 
 #include <chrono>
-#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -12,23 +13,23 @@
 
 namespace relock_cli {
 
-// Exit codes, as --help lists them.
+// Exit codes, as `relock --help` lists them. `run` otherwise passes the command's status on.
 constexpr int exit_ok = 0;
-constexpr int exit_conflict = 1;     // default of --conflict-exit-code, as flock(1)
-constexpr int exit_usage = 2;        // bad flags, Redis unreachable, a refused name or duration
-constexpr int exit_lock_lost = 3;    // the lock was lost while the command ran
+constexpr int exit_conflict = 1;   // default of --conflict-exit-code, as flock(1)
+constexpr int exit_usage = 2;      // bad flags, Redis unreachable, a refused name or duration
+constexpr int exit_lock_lost = 3;  // the lock was lost while the command ran
 constexpr int exit_cannot_run = 126;
 constexpr int exit_not_found = 127;
 
-// A message for the user, printed once on stderr, and the exit code to leave with.
+// A message for the user and the code to exit with; main prints it once, on stderr.
 struct failure : std::runtime_error {
-  failure(int code_, const std::string& what) : std::runtime_error(what), code(code_) {}
+  failure(int exit_code, const std::string& what) : std::runtime_error(what), code(exit_code) {}
   int code;
 };
 
 struct global_options {
   std::string url;
-  bool url_given = false;  // --url or $RELOCK_URL, as opposed to the default
+  bool url_given = false;  // --url or $RELOCK_URL, as opposed to the built-in default
   std::optional<double> watchdog_seconds;
   bool json = false;
 };
@@ -45,17 +46,33 @@ struct run_options {
   bool exclusive = false;
 };
 
-// "0.5" seconds -> 500 ms (rounded up), refusing negative, absurd or malformed values.
-std::chrono::milliseconds to_duration(double seconds, const char* flag, bool zero_allowed);
+struct demo_options {
+  int workers = 8;
+  int iterations = 250;
+  int worker_index = 0;  // demo-worker only
+  std::string prefix;    // demo-worker only: the run's keys (demo.hpp)
+};
+
+// Seconds from the command line ("0.5") as the library's milliseconds. The library's own check
+// refuses negative and absurd values; `positive` also refuses 0 (a lease or watchdog of 0).
+std::chrono::milliseconds to_duration(double seconds, const char* flag, bool positive);
+// 1500 ms -> "1.5 s", for messages.
+std::string seconds_text(std::chrono::milliseconds d);
+
+// The URL as messages show it: redis://user:***@host:port.
+std::string shown_url(const std::string& url);
 
 relock::config make_config(const global_options& g);
 // Connects, turning the library's connection errors into one line that says what to do.
 relock::client connect(const global_options& g, relock::config settings);
+// The same for an error of a later call, e.g. a connection lost under a command.
+[[noreturn]] void fail_with(const global_options& g, const std::system_error& e,
+                            const std::string& doing);
 
 int run_command(const global_options& g, const run_options& o);
 int status_command(const global_options& g, const std::string& name);
-int unlock_command(const global_options& g, const std::string& name, bool force);
-int demo_command(const global_options& g, int workers, int iterations);
-int demo_worker(const std::string& url, int iterations, int worker);
+int unlock_command(const global_options& g, const std::string& name);
+int demo_command(const global_options& g, const demo_options& o);
+int demo_worker(const global_options& g, const demo_options& o);
 
 }  // namespace relock_cli

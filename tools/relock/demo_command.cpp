@@ -1,23 +1,23 @@
 // relock demo: N worker processes increment one counter, read-pause-write, under one lock.
-// Without the lock the count comes out short; with it, exact. Then throughput and handoffs.
+// Without the lock the count would come out short; with it, it is exact. Then throughput and
+// the latency of handing the lock from one process to another.
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <iomanip>
+#include <cmath>
+#include <cstring>
 #include <iostream>
 #include <memory>
-#include <mutex>
 #include <sstream>
-#include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "demo.hpp"
+#include "output.hpp"
 #include "private_redis.hpp"
-#include "redis_reads.hpp"
+#include "raw_reads.hpp"
 
 extern char** environ;
 
@@ -25,11 +25,6 @@ namespace relock_cli {
 namespace {
 
 using steady = std::chrono::steady_clock;
-constexpr const char* lock_name = "relock:demo";
-constexpr const char* counter_key = "relock:demo:counter";
-constexpr const char* intervals_key = "relock:demo:intervals";
-
-std::int64_t now_ns() { return steady::now().time_since_epoch().count(); }
 
 bool answers(const std::string& url) {
   relock::config probe;
@@ -43,96 +38,90 @@ bool answers(const std::string& url) {
   }
 }
 
-pid_t spawn_worker(const std::string& url, int iterations, int worker) {
-  std::vector<std::string> args{"/proc/self/exe", "--url",      url,
-                                "demo-worker",    "--iterations", std::to_string(iterations),
-                                "--worker",       std::to_string(worker)};
+// Workers are this binary again, as real separate processes with the signal mask relock
+// started with (the demo itself blocks the stop signals to clean up when they come).
+pid_t spawn_worker(const global_options& g, const demo_options& o, int index,
+                   const sigset_t& mask) {
+  // The binary's real path, so `ps` shows the workers as relock, not as "exe".
+  char self[4096] = {};
+  if (readlink("/proc/self/exe", self, sizeof self - 1) <= 0) std::strcpy(self, "/proc/self/exe");
+  std::vector<std::string> args{self, "--url", g.url};
+  if (g.watchdog_seconds) {
+    args.insert(args.end(), {"--watchdog-timeout", std::to_string(*g.watchdog_seconds)});
+  }
+  args.insert(args.end(), {"demo-worker", "--iterations", std::to_string(o.iterations),
+                           "--worker", std::to_string(index), "--prefix", o.prefix});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setsigmask(&attr, &mask);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
   pid_t pid = 0;
-  if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) {
-    throw failure(exit_usage, "demo: cannot start worker processes");
-  }
+  const int rc = posix_spawn(&pid, argv[0], nullptr, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) throw failure(exit_usage, "demo: cannot start worker processes");
   return pid;
 }
 
-double percentile_us(std::vector<std::int64_t> ns, double p) {
-  if (ns.empty()) return 0;
-  std::sort(ns.begin(), ns.end());
-  auto i = static_cast<std::size_t>(p * static_cast<double>(ns.size() - 1));
-  return static_cast<double>(ns[i]) / 1000.0;
-}
-
-}  // namespace
-
-int demo_worker(const std::string& url, int iterations, int worker) {
-  relock::config settings;
-  settings.url = url;
-  relock::client client(settings);
-  auto lock = client.lock(lock_name);
-  std::ostringstream intervals;
-  for (int i = 0; i < iterations; ++i) {
-    std::unique_lock<relock::Lock> guard(lock);
-    const auto acquired = now_ns();
-    auto value = command(client, {"GET", counter_key});
-    const std::int64_t n = value.is_nil() ? 0 : std::stoll(value.str);
-    std::this_thread::sleep_for(std::chrono::microseconds(200));  // the unsafe gap
-    command(client, {"SET", counter_key, std::to_string(n + 1)});
-    intervals << worker << ' ' << acquired << ' ' << now_ns() << '\n';
-  }
-  command(client, {"RPUSH", intervals_key, intervals.str()});
-  return exit_ok;
-}
-
-int demo_command(const global_options& g, int workers, int iterations) {
-  std::unique_ptr<private_redis> own;
-  std::string url = g.url;
-  if (!g.url_given && !answers(url)) {
-    own = std::make_unique<private_redis>();
-    url = own->url();
-    std::cerr << "relock demo: nothing answers on " << g.url << "; started a private Redis at "
-              << url << "\n";
-  }
-  global_options here = g;
-  here.url = url;
-  auto client = connect(here, make_config(here));
-  command(client, {"DEL", counter_key, intervals_key, lock_name});
-
-  const std::int64_t expected = static_cast<std::int64_t>(workers) * iterations;
-  const auto started = steady::now();
+// The running workers; any still running when it goes (an error, an interrupt) are stopped.
+struct worker_group {
   std::vector<pid_t> pids;
-  for (int w = 0; w < workers; ++w) pids.push_back(spawn_worker(url, iterations, w));
-  int failed_workers = 0;
-  const bool show_progress = !g.json && isatty(STDERR_FILENO);  // a \r line is for terminals
-  for (std::size_t running = pids.size(); running > 0;) {
+  ~worker_group() {
+    for (pid_t p : pids) if (p != 0) kill(p, SIGTERM);
+    for (pid_t p : pids) if (p != 0) waitpid(p, nullptr, 0);
+  }
+  // Reaps the ones that ended; returns how many of those failed.
+  int reap(std::size_t& running) {
+    int failed = 0;
     for (auto& pid : pids) {
       int status = 0;
       if (pid != 0 && waitpid(pid, &status, WNOHANG) == pid) {
         pid = 0;
         --running;
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed_workers;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
       }
     }
-    if (show_progress) {
-      auto count = command(client, {"GET", counter_key});
-      std::cerr << "\rrelock demo: " << (count.is_nil() ? "0" : count.str) << "/" << expected
-                << " increments by " << workers << " processes" << std::flush;
-    }
-    if (running > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));  // progress tick
+    return failed;
   }
-  const double elapsed = std::chrono::duration<double>(steady::now() - started).count();
-  if (show_progress) std::cerr << "\n";
+};
 
-  auto count_reply = command(client, {"GET", counter_key});
-  const std::int64_t count = count_reply.is_nil() ? 0 : std::stoll(count_reply.str);
+// Deletes the run's keys when the demo ends, however it ends: they may be on the user's Redis.
+struct demo_keys {
+  relock::client& client;
+  std::string prefix;
+  ~demo_keys() {
+    try {
+      raw_command(client, {"DEL", demo::counter_key(prefix), demo::holds_key(prefix)});
+    } catch (const relock::error&) {
+      // Redis is gone: so are the keys, or there is nothing more we can do about them.
+    }
+  }
+};
+
+std::int64_t counter(relock::client& client, const std::string& prefix) {
+  const auto v = raw_command(client, {"GET", demo::counter_key(prefix)});
+  return v.nil ? 0 : std::stoll(v.text);
+}
+
+double percentile_us(std::vector<std::int64_t> ns, double p) {
+  if (ns.empty()) return 0;
+  std::sort(ns.begin(), ns.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(ns.size())));
+  return static_cast<double>(ns[std::max<std::size_t>(rank, 1) - 1]) / 1000.0;
+}
+
+// Handoffs: consecutive holds, in time order, by different processes.
+void measure_handoffs(relock::client& client, const std::string& prefix, demo_result& r) {
   struct hold {
     int worker;
     std::int64_t acquired, released;
   };
   std::vector<hold> holds;
-  for (auto& chunk : command(client, {"LRANGE", intervals_key, "0", "-1"}).elements) {
-    std::istringstream in(chunk.str);
+  const auto chunks = raw_command(client, {"LRANGE", demo::holds_key(prefix), "0", "-1"});
+  for (const auto& chunk : chunks.elements) {
+    std::istringstream in(chunk.text);
     hold h{};
     while (in >> h.worker >> h.acquired >> h.released) holds.push_back(h);
   }
@@ -144,28 +133,73 @@ int demo_command(const global_options& g, int workers, int iterations) {
       handoffs.push_back(holds[i].acquired - holds[i - 1].released);
     }
   }
-  command(client, {"DEL", counter_key, intervals_key});
+  r.acquisitions = holds.size();
+  r.handoffs = handoffs.size();
+  r.handoff_p50_us = percentile_us(handoffs, 0.50);
+  r.handoff_p99_us = percentile_us(handoffs, 0.99);
+}
 
-  const double per_second = static_cast<double>(holds.size()) / elapsed;
-  if (g.json) {
-    std::cout << nlohmann::json{{"workers", workers},          {"iterations", iterations},
-                                {"count", count},              {"expected", expected},
-                                {"seconds", elapsed},          {"acquisitions_per_s", per_second},
-                                {"handoffs", handoffs.size()}, {"handoff_p50_us", percentile_us(handoffs, 0.50)},
-                                {"handoff_p99_us", percentile_us(handoffs, 0.99)},
-                                {"url", url}}
-                     .dump()
-              << "\n";
-  } else {
-    std::cout << std::fixed << std::setprecision(1) << "count " << count << " of " << expected
-              << (count == expected ? " (exact: no increment lost)" : " (WRONG)") << "\n"
-              << std::setprecision(0) << per_second << " acquisitions/s over " << std::setprecision(2)
-              << elapsed << " s; " << handoffs.size() << " handoffs between processes, p50 "
-              << std::setprecision(0) << percentile_us(handoffs, 0.50) << " us, p99 "
-              << percentile_us(handoffs, 0.99) << " us\n";
+}  // namespace
+
+int demo_command(const global_options& given, const demo_options& options) {
+  // Blocked before any thread starts; taken with sigtimedwait below, so an interrupt stops the
+  // workers and the private server instead of leaving them behind.
+  sigset_t stop_signals, started_mask;
+  sigemptyset(&stop_signals);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stop_signals, s);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, &started_mask);
+
+  global_options g = given;
+  std::unique_ptr<private_redis> own;
+  if (!g.url_given && !answers(g.url)) {
+    own = std::make_unique<private_redis>();
+    g.url = own->url();
+    std::cerr << "relock demo: nothing answers on " << given.url << "; started a private "
+              << "redis-server at " << g.url << " for the demo\n";
   }
-  if (failed_workers > 0) throw failure(exit_usage, std::to_string(failed_workers) + " worker(s) failed");
-  return count == expected ? exit_ok : exit_conflict;
+  auto client = connect(g, make_config(g));
+  demo_options o = options;
+  o.prefix = "relock-demo:" + std::to_string(getpid());
+  raw_command(client, {"DEL", demo::counter_key(o.prefix), demo::holds_key(o.prefix)});
+  const demo_keys keys{client, o.prefix};  // destroyed after the workers are stopped
+
+  demo_result r;
+  r.url = shown_url(g.url);
+  r.private_server = own != nullptr;
+  r.workers = o.workers;
+  r.iterations = o.iterations;
+  r.expected = static_cast<std::int64_t>(o.workers) * o.iterations;
+  const auto started = steady::now();
+  worker_group workers;
+  for (int w = 0; w < o.workers; ++w) workers.pids.push_back(spawn_worker(g, o, w, started_mask));
+
+  const bool terminal = isatty(STDERR_FILENO) != 0;
+  auto last_line = started;
+  int failed = 0;
+  for (std::size_t running = workers.pids.size(); running > 0;) {
+    const timespec tick{0, 100'000'000};  // progress every 100 ms
+    if (int sig = sigtimedwait(&stop_signals, nullptr, &tick); sig > 0) {
+      if (terminal) std::cerr << "\n";  // end the progress line
+      throw failure(128 + sig, std::string("demo: stopped by ") + strsignal(sig));
+    }
+    failed += workers.reap(running);
+    // A terminal gets one line redrawn; a pipe or log a line a second.
+    if (terminal || steady::now() - last_line >= std::chrono::seconds(1)) {
+      last_line = steady::now();
+      std::cerr << (terminal ? "\r" : "") << "relock demo: " << counter(client, o.prefix) << " of "
+                << r.expected << " increments by " << o.workers << " processes"
+                << (terminal ? "" : "\n") << std::flush;
+    }
+  }
+  r.seconds = std::chrono::duration<double>(steady::now() - started).count();
+  if (terminal) std::cerr << "\n";
+  if (failed > 0) throw failure(exit_usage, "demo: " + std::to_string(failed) + " of " +
+                                                std::to_string(o.workers) + " workers failed");
+
+  r.count = counter(client, o.prefix);
+  measure_handoffs(client, o.prefix, r);
+  print(r, g.json);
+  return r.count == r.expected ? exit_ok : exit_conflict;
 }
 
 }  // namespace relock_cli

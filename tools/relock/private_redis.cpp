@@ -1,3 +1,4 @@
+// A private redis-server: see private_redis.hpp.
 #include "private_redis.hpp"
 
 #include <netinet/in.h>
@@ -41,16 +42,22 @@ private_redis::private_redis() {
   dir_ = pattern;
   const std::string port = std::to_string(free_port());
   url_ = "redis://127.0.0.1:" + port;
+  // Everything the child needs is built before fork: between fork and exec it may only make
+  // async-signal-safe calls.
+  const std::string log = dir_ + "/redis.log";
+  const char* argv[] = {"redis-server", "--port", port.c_str(), "--bind", "127.0.0.1",
+                        "--dir", dir_.c_str(), "--save", "", "--appendonly", "no",
+                        "--logfile", log.c_str(), nullptr};
   const pid_t parent = getpid();
   pid_ = fork();
   if (pid_ < 0) throw failure(exit_usage, "demo: cannot fork redis-server");
   if (pid_ == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(1);
-    const std::string log = dir_ + "/redis.log";
-    execlp("redis-server", "redis-server", "--port", port.c_str(), "--bind", "127.0.0.1",
-           "--dir", dir_.c_str(), "--save", "", "--appendonly", "no", "--logfile", log.c_str(),
-           static_cast<char*>(nullptr));
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // dies with us, even if we are killed
+    if (getppid() != parent) _exit(1);  // we died before prctl took effect
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);  // the demo blocks its stop signals; redis must not
+    execvp(argv[0], const_cast<char* const*>(argv));
     _exit(127);
   }
   relock::config probe;
@@ -65,8 +72,14 @@ private_redis::private_redis() {
       int status = 0;
       if (waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = 0;
-        throw failure(exit_usage, "demo: redis-server could not start (is redis-server installed? "
-                                  "see " + dir_ + "/redis.log)");
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+          std::error_code ignored;
+          std::filesystem::remove_all(dir_, ignored);
+          throw failure(exit_usage, "demo: no Redis at the default URL and no redis-server on "
+                                    "PATH to start one; install redis-server or pass --url");
+        }
+        throw failure(exit_usage, "demo: the private redis-server exited at start; see " + dir_ +
+                                      "/redis.log");
       }
       if (std::chrono::steady_clock::now() > deadline) {
         kill(pid_, SIGKILL);  // a constructor that throws gets no destructor

@@ -1,17 +1,9 @@
-// relock run: acquire, run the command as a child, forward signals, release, pass its status on.
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <cstring>
+// relock run: acquire NAME, run the command while holding it, release, pass its status on.
 #include <iostream>
-#include <mutex>
-#include <thread>
 
 #include <asio/use_future.hpp>
 
+#include "child_supervisor.hpp"
 #include "cli.hpp"
 
 extern char** environ;
@@ -19,216 +11,125 @@ extern char** environ;
 namespace relock_cli {
 namespace {
 
-using steady = std::chrono::steady_clock;
+using std::chrono::milliseconds;
 
-sigset_t forwarded_signals() {
-  sigset_t set;
-  sigemptyset(&set);
-  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
-  return set;
+// The reason the watchdog gives; what it means is worked out once the command has stopped.
+constexpr const char* watchdog_found_it_gone = "watchdog";
+
+// The flags exist now so scripts can be written against them; the kinds come with the rest of
+// the lock family.
+void refuse_unavailable_kinds(const run_options& o) {
+  const std::string kind = o.shared ? "read (-s)" : o.exclusive ? "write (-x)" : o.kind;
+  if (kind == "lock") return;
+  throw failure(exit_usage, "lock kind " + kind +
+                                " is not yet available: this version has the reentrant lock only "
+                                "(--kind lock, the default)");
 }
 
-// Forwards signals to the child while it runs; before that, a signal cancels the wait. Also
-// stops the child when a fixed lease runs out. A thread with sigtimedwait rather than a
-// handler: it may call into the library (stop_source) and read the clock freely.
-class signal_watcher {
- public:
-  signal_watcher(std::stop_source stop, std::optional<std::chrono::milliseconds> lease)
-      : stop_(std::move(stop)), lease_(lease), thread_([this] { loop(); }) {}
-  ~signal_watcher() {
-    done_ = true;
-    thread_.join();
-  }
-
-  // A signal that came after the lock was taken but before the child existed: the caller
-  // releases and leaves instead of starting the command.
-  int take_pending() {
-    std::lock_guard g(mutex_);
-    acquired_ = true;
-    return std::exchange(pending_, 0);
-  }
-  void child_started(pid_t pid) {
-    std::lock_guard g(mutex_);
-    if (lease_) lease_ends_ = steady::now() + *lease_;
-    child_ = pid;
-    if (int sig = std::exchange(pending_, 0)) kill(pid, sig);  // came while spawning
-  }
-  void child_ended() {
-    std::lock_guard g(mutex_);
-    child_ = 0;
-  }
-  void lost(const std::string& why) {
-    std::lock_guard g(mutex_);
-    if (lost_) return;
-    lost_ = true;
-    lost_why_ = why;
-    if (child_ != 0) kill(child_, SIGTERM);
-  }
-  std::optional<std::string> lost_reason() {
-    std::lock_guard g(mutex_);
-    return lost_ ? std::optional(lost_why_) : std::nullopt;
-  }
-  int cancelled_by() const { return cancelled_by_; }
-
- private:
-  void loop() {
-    const sigset_t set = forwarded_signals();
-    while (!done_) {
-      timespec tick{0, 20'000'000};
-      int sig = sigtimedwait(&set, nullptr, &tick);
-      if (sig > 0) forward(sig);
-      if (lease_expired()) lost("its --lease ran out");
-    }
-  }
-
-  bool lease_expired() {
-    std::lock_guard g(mutex_);
-    return child_ != 0 && lease_ && steady::now() >= lease_ends_;
-  }
-
-  void forward(int sig) {
-    std::lock_guard g(mutex_);
-    if (child_ != 0) {
-      kill(child_, sig);
-    } else if (acquired_) {
-      pending_ = sig;
-    } else if (cancelled_by_ == 0) {
-      cancelled_by_ = sig;
-      stop_.request_stop();  // ends the wait for the lock
-    }
-  }
-
-  std::stop_source stop_;
-  std::optional<std::chrono::milliseconds> lease_;
-  steady::time_point lease_ends_{};
-  pid_t child_ = 0;
-  std::atomic<int> cancelled_by_{0};
-  std::atomic<bool> done_{false};
-  std::mutex mutex_;  // guards the child's life cycle, pending_, acquired_, lost_
-  bool acquired_ = false;
-  int pending_ = 0;
-  bool lost_ = false;
-  std::string lost_why_;
-  std::thread thread_;  // last: starts once everything above exists
-};
-
-pid_t spawn(const run_options& o, int& spawn_error) {
-  std::vector<std::string> env_strings{"RELOCK_NAME=" + o.name};
-  std::vector<char*> envp;
-  for (auto& s : env_strings) envp.push_back(s.data());
+std::vector<std::string> command_environment(const std::string& name) {
+  std::vector<std::string> env{"RELOCK_NAME=" + name};
   for (char** e = environ; *e != nullptr; ++e) {
-    if (std::strncmp(*e, "RELOCK_NAME=", 12) != 0) envp.push_back(*e);
+    const std::string_view entry(*e);
+    // Ours replace an outer `relock run`'s; a fencing token from one would be a lie here.
+    if (entry.starts_with("RELOCK_NAME=") || entry.starts_with("RELOCK_TOKEN=")) continue;
+    env.emplace_back(entry);
   }
-  envp.push_back(nullptr);
-  std::vector<char*> argv;
-  for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-
-  // The child starts with the signals we block unblocked and at their defaults.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, defaults = forwarded_signals();
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = 0;
-  spawn_error = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
-  posix_spawnattr_destroy(&attr);
-  return spawn_error == 0 ? pid : 0;
+  return env;
 }
 
-int exit_status_of(int status) {
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : exit_usage;
+// When the hold expires in Redis, by our clock: read after the acquire, so never late.
+std::optional<child_supervisor::time_point> lease_end(relock::Lock& lock, milliseconds lease) {
+  const auto asked = std::chrono::steady_clock::now();
+  try {
+    const auto left = lock.remaining_lease().value_or(milliseconds(0));
+    if (left == milliseconds::max()) return std::nullopt;  // no expiry: nothing to stop
+    return asked + left;
+  } catch (const relock::error&) {
+    return asked + lease;  // the PTTL did not come back: the lease as we asked it
+  }
+}
+
+// Why the watchdog lost the hold: a probe that fails means Redis is (still) away.
+std::string watchdog_loss(relock::Lock& lock, const global_options& g) {
+  try {
+    lock.is_locked();
+    return "its key was deleted or taken over, or it expired while Redis was unreachable";
+  } catch (const relock::error&) {
+    return "Redis at " + shown_url(g.url) + " stopped answering and the lease ran out";
+  }
 }
 
 }  // namespace
 
 int run_command(const global_options& g, const run_options& o) {
-  if (o.kind != "lock" || o.shared || o.exclusive) {
-    const std::string kind = o.shared ? "read (-s)" : o.exclusive ? "write (-x)" : o.kind;
-    throw failure(exit_usage, "lock kind '" + kind +
-                                  "' is not yet available in this version; only --kind lock is");
-  }
-  std::optional<std::chrono::milliseconds> wait, lease;
-  if (o.wait_seconds) wait = to_duration(*o.wait_seconds, "--wait", true);
-  if (o.lease_seconds) lease = to_duration(*o.lease_seconds, "--lease", false);
+  refuse_unavailable_kinds(o);
+  std::optional<milliseconds> wait, lease;
+  if (o.wait_seconds) wait = to_duration(*o.wait_seconds, "--wait", false);
+  if (o.lease_seconds) lease = to_duration(*o.lease_seconds, "--lease", true);
 
-  // Blocked before any thread starts, so every thread inherits it and only the watcher takes
-  // these signals.
-  const sigset_t set = forwarded_signals();
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-
-  std::stop_source stop;
-  signal_watcher watcher(stop, lease);
-  auto settings = make_config(g);
-  settings.on_lock_lost = [&watcher](std::string_view, std::string_view) {
-    watcher.lost("the watchdog found it gone (deleted, or expired while Redis was unreachable)");
-  };
-  auto client = connect(g, std::move(settings));
+  std::stop_source cancel;
+  child_supervisor supervisor(cancel);  // before the client: its I/O thread inherits the mask
+  auto client = connect(g, make_config(g));
   auto lock = client.lock(o.name);
   const auto me = relock::owner::current_thread();
 
   relock::lock_options options;
   options.lease = lease;
-  options.stop = stop.get_token();
+  options.stop = cancel.get_token();
+  options.on_lost = [&supervisor](std::error_code) { supervisor.lost(watchdog_found_it_gone); };
+  supervisor.waiting();
   bool acquired = false;
   try {
     if (o.nonblock || wait) {
       if (!o.nonblock) options.wait = wait;
-      acquired = lock.async_try_lock(me, options, asio::use_future).get();
+      acquired = lock.async_try_lock(me, std::move(options), asio::use_future).get();
     } else {
-      lock.async_lock(me, options, asio::use_future).get();
+      lock.async_lock(me, std::move(options), asio::use_future).get();
       acquired = true;
     }
   } catch (const std::system_error& e) {
-    if (e.code() == relock::errc::cancelled && watcher.cancelled_by() != 0) {
-      return 128 + watcher.cancelled_by();
+    if (e.code() == relock::errc::cancelled && supervisor.interrupted_by() != 0) {
+      return 128 + supervisor.interrupted_by();
     }
-    throw failure(exit_usage, "cannot lock '" + o.name + "': " + e.code().message());
+    fail_with(g, e, "cannot lock '" + o.name + "'");
   }
   if (!acquired) {
-    std::cerr << "relock: '" << o.name << "' is held by someone else"
-              << (o.nonblock ? "" : " (gave up after " + std::to_string(*o.wait_seconds) + " s)")
-              << "\n";
+    std::cerr << "relock: '" << o.name << "' is held by another owner; "
+              << (o.nonblock ? "not waiting (-n)" : "gave up after " + seconds_text(*wait)) << "\n";
     return o.conflict_exit_code;
   }
 
-  if (int sig = watcher.take_pending()) {
-    std::error_code ignored;
-    lock.unlock(ignored);
-    return 128 + sig;
-  }
-  int spawn_error = 0;
-  const pid_t child = spawn(o, spawn_error);
-  int result;
-  if (child == 0) {
-    std::cerr << "relock: cannot run '" << o.command.front() << "': " << std::strerror(spawn_error)
-              << "\n";
-    result = spawn_error == ENOENT ? exit_not_found : exit_cannot_run;
-  } else {
-    watcher.child_started(child);
-    int status = 0;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  std::optional<int> status;
+  try {
+    if (supervisor.start(o.command, command_environment(o.name),
+                         lease ? lease_end(lock, *lease) : std::nullopt)) {
+      status = supervisor.wait();
     }
-    watcher.child_ended();
-    result = exit_status_of(status);
+  } catch (const failure&) {
+    lock.unlock();  // could not start the command: release, then say why
+    throw;
   }
+  std::error_code released;
+  lock.unlock(released);
 
-  std::error_code ec;
-  lock.unlock(ec);
-  if (auto why = watcher.lost_reason()) {
-    std::cerr << "relock: lost the lock '" << o.name << "' while the command ran: " << *why
-              << "; the command was sent SIGTERM\n";
+  std::string why;
+  if (auto reason = supervisor.lost_reason()) {
+    why = *reason == watchdog_found_it_gone ? watchdog_loss(lock, g) : *reason;
+  } else if (released == relock::errc::lock_lost || released == relock::errc::not_owner) {
+    why = "it was deleted, or its lease ran out, before the command ended";
+  }
+  if (!why.empty()) {
+    std::cerr << "relock: lost the lock '" << o.name << "' "
+              << (!status ? "before the command started" : "while the command ran") << ": " << why
+              << (supervisor.stopped_command() ? "; the command got SIGTERM" : "") << "\n";
     return exit_lock_lost;
   }
-  if (ec == relock::errc::lock_lost) {
-    std::cerr << "relock: the lock '" << o.name << "' was lost before the command ended\n";
-    return exit_lock_lost;
+  if (!status) return 128 + supervisor.interrupted_by();  // a signal before the command began
+  if (released) {
+    std::cerr << "relock: warning: releasing '" << o.name << "' failed (" << released.message()
+              << "); it expires at the end of its lease\n";
   }
-  if (ec) std::cerr << "relock: warning: releasing '" << o.name << "' failed: " << ec.message() << "\n";
-  return result;
+  return *status;
 }
 
 }  // namespace relock_cli

@@ -1,0 +1,161 @@
+// The command line: flags, help text and usage errors, parsed with CLI11 into plain options.
+#include "command_line.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdlib>
+#include <iostream>
+
+namespace relock_cli {
+namespace {
+
+constexpr const char* synopsis =
+    R"(flock(1) across hosts: Redisson-compatible distributed locks on Redis.
+
+  relock [--url URL] [--watchdog-timeout SEC] [--json] COMMAND ...
+  relock run [-w SEC] [-n] [-E N] [--lease SEC] [--kind K] [-s|-x] NAME -- COMMAND [ARG...]
+  relock status NAME
+  relock unlock --force NAME
+  relock demo [--workers N] [--iterations M]
+)";
+
+constexpr const char* exit_codes = R"(Exit codes:
+  0        success; run: the command's own exit status
+  1        run: not acquired within --wait, or at once with -n (-E changes it);
+           unlock: the lock was not held; demo: the count came out wrong
+  2        bad flags, Redis unreachable, a name or duration refused
+  3        run: the lock was lost while the command ran; the command got SIGTERM
+  126/127  run: the command could not be executed / was not found
+  128+N    run: the command died of signal N (or relock did, waiting for the lock)
+A command's own 1, 2 or 3 pass through as well; when the code is relock's,
+relock says why on stderr.)";
+
+constexpr const char* run_notes = R"(COMMAND is every word after NAME ("--" before it is optional).
+It inherits stdin, stdout and stderr, and gets RELOCK_NAME=NAME in its environment
+(and RELOCK_TOKEN, the fencing token, with --kind fenced). SIGINT, SIGTERM and
+SIGHUP are forwarded to it; one that comes while waiting for the lock ends the
+wait. Without --lease the watchdog renews the lock (every third of
+--watchdog-timeout) while the command runs. If the lock is lost anyway (key
+deleted, Redis away for longer than the lease) or --lease runs out, the command
+gets SIGTERM and relock exits 3. Durations are seconds; decimals are fine (0.5).)";
+
+// One line, for the subcommand that the error was about: what it expects and where to look.
+std::string usage_of(const CLI::App& app) {
+  for (const auto* sub : app.get_subcommands()) {
+    const auto& name = sub->get_name();
+    if (name == "run") return "relock run [OPTIONS] NAME -- COMMAND [ARG...]; see run --help";
+    if (name == "status") return "relock status NAME";
+    if (name == "unlock") return "relock unlock --force NAME";
+    if (name == "demo") return "relock demo [--workers N] [--iterations M]";
+  }
+  return "relock [OPTIONS] run|status|unlock|demo ...; see relock --help";
+}
+
+// After NAME every word is the command's; "--" before it is optional, as with flock(1).
+void split_command(run_options& r) {
+  if (!r.command.empty() && r.command.front() == "--") r.command.erase(r.command.begin());
+  if (r.command.empty()) {
+    throw CLI::ValidationError("COMMAND", "missing: say what to run after NAME --");
+  }
+  if (r.command.front().starts_with("-")) {
+    throw CLI::ValidationError("COMMAND '" + r.command.front() + "'",
+                               "options go before NAME, not after it");
+  }
+}
+
+}  // namespace
+
+std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
+  CLI::App app{synopsis, "relock"};
+  app.footer(exit_codes);
+  app.require_subcommand(1);
+  app.fallthrough();  // global options may also follow the subcommand: relock status x --json
+  app.set_version_flag("--version", RELOCK_VERSION);
+
+  global_options& g = c.global;
+  const char* env_url = std::getenv("RELOCK_URL");
+  g.url_given = env_url != nullptr && *env_url != '\0';
+  g.url = g.url_given ? env_url : "redis://127.0.0.1:6379";
+  auto* url = app.add_option("--url", g.url, "redis://[user[:password]@]host[:port][/db]; "
+                                             "default $RELOCK_URL, then redis://127.0.0.1:6379")
+                  ->type_name("URL");
+  app.add_option("--watchdog-timeout", g.watchdog_seconds,
+                 "how long a lock outlives a holder that died (default 30); renewed every third "
+                 "of it while held")
+      ->type_name("SEC");
+  app.add_flag("--json", g.json, "status, unlock, demo: print one JSON object");
+
+  run_options& r = c.run;
+  auto* run = app.add_subcommand("run", "hold NAME while COMMAND runs, then release it");
+  run->footer(std::string(run_notes) + "\n\n" + exit_codes);
+  run->positionals_at_end();  // after NAME, even "-x" belongs to the command
+  run->add_option("-w,--wait", r.wait_seconds, "give up after SEC (default: wait until acquired)")
+      ->type_name("SEC");
+  run->add_flag("-n,--nonblock", r.nonblock, "give up at once if NAME is held (overrides --wait)");
+  run->add_option("-E,--conflict-exit-code", r.conflict_exit_code,
+                  "exit code when not acquired (default 1)")
+      ->type_name("N")
+      ->check(CLI::Range(0, 255));
+  run->add_option("--lease", r.lease_seconds,
+                  "hold at most SEC, without the watchdog; the command gets SIGTERM then")
+      ->type_name("SEC");
+  auto* kind = run->add_option("--kind", r.kind,
+                               "lock (default); fair, read, write, fenced: not yet available")
+                   ->type_name("KIND")
+                   ->check(CLI::IsMember({"lock", "fair", "read", "write", "fenced"}));
+  auto* shared = run->add_flag("-s,--shared", r.shared, "read side of the read-write lock NAME");
+  auto* exclusive = run->add_flag("-x,--exclusive", r.exclusive, "its write side");
+  shared->excludes(exclusive)->excludes(kind);
+  exclusive->excludes(kind);
+  run->add_option("NAME", r.name, "the lock's name (its Redis key)")->required();
+  run->add_option("COMMAND", r.command, "what to run, with its arguments")->required();
+
+  auto* status = app.add_subcommand("status", "who holds NAME, how often, for how long; its queue");
+  status->add_option("NAME", c.name, "the lock's name")->required();
+
+  auto* unlock = app.add_subcommand("unlock", "take NAME away from whoever holds it");
+  unlock->add_flag("--force", c.force, "required: a lock belongs to its holder");
+  unlock->add_option("NAME", c.name, "the lock's name")->required();
+
+  demo_options& d = c.demo;
+  auto* demo = app.add_subcommand(
+      "demo", "see it work: N processes add to one counter under one lock (with no --url and "
+              "nothing answering, on a private redis-server)");
+  demo->add_option("--workers", d.workers, "worker processes (default 8)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 64));
+  demo->add_option("--iterations", d.iterations, "increments per worker (default 250)")
+      ->type_name("M")
+      ->check(CLI::Range(1, 100000));
+
+  auto* worker = app.add_subcommand("demo-worker", "")->group("");  // hidden: the demo's processes
+  worker->add_option("--iterations", d.iterations)->required();
+  worker->add_option("--worker", d.worker_index)->required();
+  worker->add_option("--prefix", d.prefix)->required();
+
+  try {
+    app.parse(argc, argv);
+    if (*run) split_command(r);
+    if (*unlock && !c.force) {
+      throw CLI::ValidationError("unlock", "takes --force: it releases the lock whoever holds it");
+    }
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help, --version: printed, exit 0
+  } catch (const CLI::ParseError& e) {
+    const auto extras = app.remaining();
+    if (app.get_subcommands().empty() && !extras.empty()) {
+      std::cerr << "relock: unknown command '" << extras.front() << "'. Usage: " << usage_of(app)
+                << "\n";
+      return exit_usage;
+    }
+    std::cerr << "relock: " << e.what() << ". Usage: " << usage_of(app) << "\n";
+    return exit_usage;
+  }
+  if (url->count() > 0) g.url_given = true;
+  for (auto* sub : {run, status, unlock, demo, worker}) {
+    if (*sub) c.subcommand = sub->get_name();
+  }
+  return std::nullopt;
+}
+
+}  // namespace relock_cli

@@ -1,0 +1,24 @@
+// relock's command line, parsed: which subcommand, and its options.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "cli.hpp"
+
+namespace relock_cli {
+
+struct command_line {
+  std::string subcommand;  // run, status, unlock, demo, demo-worker
+  global_options global;
+  run_options run;
+  demo_options demo;
+  std::string name;  // status, unlock
+  bool force = false;
+};
+
+// Fills `c`, or returns the code to exit with when parsing is all there is to do: help and
+// --version (printed, 0), or a usage error (one line on stderr, 2).
+std::optional<int> parse_command_line(int argc, char** argv, command_line& c);
+
+}  // namespace relock_cli

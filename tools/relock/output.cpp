@@ -1,0 +1,124 @@
+// Rendering of every result: see output.hpp.
+#include "output.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+namespace relock_cli {
+namespace {
+
+using nlohmann::json;
+
+template <class T>
+json or_null(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+std::string seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", s);
+  return text;
+}
+
+std::int64_t now_epoch_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+void print(const lock_status& s, bool as_json) {
+  if (as_json) {
+    json holders = json::array(), queue = json::array();
+    for (const auto& h : s.holders) {
+      holders.push_back({{"owner", h.owner}, {"holds", h.holds}, {"side", h.side}});
+    }
+    for (const auto& w : s.queue) {
+      queue.push_back({{"owner", w.owner}, {"gives_up_at_ms", or_null(w.gives_up_at_ms)}});
+    }
+    std::cout << json{{"name", s.name},
+                      {"kind", s.kind},
+                      {"locked", s.locked},
+                      {"remaining_lease_ms", or_null(s.remaining_lease_ms)},
+                      {"mode", or_null(s.mode)},
+                      {"fencing_token", or_null(s.fencing_token)},
+                      {"holders", holders},
+                      {"queue", queue}}
+                     .dump()
+              << "\n";
+    return;
+  }
+  std::string head = s.name + ": " + (s.locked ? "held" : "free") + ", kind " + s.kind;
+  if (s.mode) head += " (" + *s.mode + " mode)";
+  if (s.locked) {
+    head += ", lease " + (s.remaining_lease_ms ? seconds(*s.remaining_lease_ms / 1000.0) + " left"
+                                               : std::string("without expiry"));
+  }
+  if (s.fencing_token) head += ", last fencing token " + std::to_string(*s.fencing_token);
+  std::printf("%s\n", head.c_str());
+  if (!s.holders.empty()) {
+    // Owner fields are "<36-char client id>:<thread id>": 58 columns fit the longest.
+    std::printf("  %-58s %-9s %s\n", "OWNER", "SIDE", "HOLDS");
+    for (const auto& h : s.holders) {
+      std::printf("  %-58s %-9s %lld\n", h.owner.c_str(), h.side.c_str(),
+                  static_cast<long long>(h.holds));
+    }
+  }
+  if (!s.queue.empty()) {
+    std::printf("  waiting, first in line first:\n");
+    const auto now = now_epoch_ms();
+    for (std::size_t i = 0; i < s.queue.size(); ++i) {
+      const auto& w = s.queue[i];
+      std::string until;
+      if (w.gives_up_at_ms) {
+        const auto left = *w.gives_up_at_ms - now;
+        until = left > 0 ? "gives up in " + seconds(left / 1000.0) : "past its deadline";
+      }
+      std::printf("  %2zu. %-58s %s\n", i + 1, w.owner.c_str(), until.c_str());
+    }
+  }
+  std::fflush(stdout);
+}
+
+void print(const unlock_result& r, bool as_json) {
+  if (as_json) {
+    std::cout << json{{"name", r.name}, {"released", r.released}}.dump() << "\n";
+  } else {
+    std::printf("%s: %s\n", r.name.c_str(), r.released ? "released" : "was not locked");
+  }
+}
+
+void print(const demo_result& r, bool as_json) {
+  if (as_json) {
+    std::cout << json{{"url", r.url},
+                      {"private_server", r.private_server},
+                      {"workers", r.workers},
+                      {"iterations", r.iterations},
+                      {"count", r.count},
+                      {"expected", r.expected},
+                      {"seconds", r.seconds},
+                      {"acquisitions", r.acquisitions},
+                      {"acquisitions_per_s", r.acquisitions / r.seconds},
+                      {"handoffs", r.handoffs},
+                      {"handoff_p50_us", r.handoff_p50_us},
+                      {"handoff_p99_us", r.handoff_p99_us}}
+                     .dump()
+              << "\n";
+    return;
+  }
+  std::printf("%d processes x %d increments of one counter (read, pause, write) under one lock\n",
+              r.workers, r.iterations);
+  std::printf("count %lld of %lld: %s\n", static_cast<long long>(r.count),
+              static_cast<long long>(r.expected),
+              r.count == r.expected ? "exact, no increment lost" : "WRONG, increments were lost");
+  std::printf("%.0f acquisitions/s (%zu in %.2f s); handoff between processes (%zu): "
+              "p50 %.0f us, p99 %.0f us\n",
+              r.acquisitions / r.seconds, r.acquisitions, r.seconds, r.handoffs,
+              r.handoff_p50_us, r.handoff_p99_us);
+  std::fflush(stdout);
+}
+
+}  // namespace relock_cli

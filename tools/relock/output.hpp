@@ -1,0 +1,57 @@
+// What the subcommands report, as plain structs, and the one place that renders them: a human
+// table on stdout, or one JSON object per line with --json. Diagnostics go to stderr elsewhere.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace relock_cli {
+
+struct holder {
+  std::string owner;  // "<client-id>:<thread-id>", as in the lock's hash (":write" taken off)
+  std::int64_t holds = 0;
+  std::string side;   // "exclusive", or "read" / "write" for a read-write lock
+};
+
+struct waiter {
+  std::string owner;
+  std::optional<std::int64_t> gives_up_at_ms;  // Unix epoch ms, by the waiter's clock
+};
+
+struct lock_status {
+  std::string name;
+  std::string kind;  // lock, fair, fenced, read-write: what the data in Redis shows
+  bool locked = false;
+  std::optional<std::int64_t> remaining_lease_ms;  // none: free, or held without expiry
+  std::optional<std::string> mode;                 // read-write: "read" or "write"
+  std::optional<std::int64_t> fencing_token;       // fenced: the last token handed out
+  std::vector<holder> holders;
+  std::vector<waiter> queue;  // fair: head first
+};
+
+struct unlock_result {
+  std::string name;
+  bool released = false;  // false: it was not locked
+};
+
+struct demo_result {
+  std::string url;
+  bool private_server = false;
+  int workers = 0;
+  int iterations = 0;
+  std::int64_t count = 0;
+  std::int64_t expected = 0;
+  double seconds = 0;
+  std::size_t acquisitions = 0;
+  std::size_t handoffs = 0;  // consecutive holds by different processes
+  double handoff_p50_us = 0;
+  double handoff_p99_us = 0;
+};
+
+void print(const lock_status& s, bool json);
+void print(const unlock_result& r, bool json);
+void print(const demo_result& r, bool json);
+
+}  // namespace relock_cli
