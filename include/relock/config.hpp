@@ -52,20 +52,20 @@ struct config {
 
   // Maps every user-visible name to its key (compat §1), e.g. to add a prefix. Identity when
   // empty.
-  std::function<std::string(std::string_view)> name_mapper;
+  std::function<std::string(std::string_view)> name_mapper{};
 
   // Hears every hold that the watchdog found gone: the lock's key and the owner field that had
   // it. Called on relock's I/O thread (as are the two callbacks below).
-  std::function<void(std::string_view key, std::string_view owner)> on_lock_lost;
+  std::function<void(std::string_view key, std::string_view owner)> on_lock_lost{};
 
   // Hears a failure of plain Lock::unlock(), which cannot throw (it runs in destructors of
   // std::unique_lock and std::scoped_lock): not_owner, lock_lost, connection...
   std::function<void(std::string_view key, std::error_code, std::string_view detail)>
-      on_unlock_error;
+      on_unlock_error{};
 
   // Where the library's log lines go; relock never prints. Called on relock's I/O thread:
   // keep it short and do not call back into relock synchronously from it.
-  std::function<void(log_level, std::string_view)> log;
+  std::function<void(log_level, std::string_view)> log{};
 };
 
 }  // namespace relock

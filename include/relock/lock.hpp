@@ -48,14 +48,14 @@ std::chrono::milliseconds to_millis(std::chrono::duration<Rep, Period> d, const 
 
 struct lock_options {
   // How long the hold lives. Empty: the watchdog lease, renewed while held.
-  std::optional<std::chrono::milliseconds> lease;
+  std::optional<std::chrono::milliseconds> lease{};
   // How long to wait for the lock. Empty: async_lock waits for ever, async_try_lock does not
   // wait at all.
-  std::optional<std::chrono::milliseconds> wait;
+  std::optional<std::chrono::milliseconds> wait{};
   // Ends the wait early with errc::cancelled (Java's lockInterruptibly).
-  std::stop_token stop;
+  std::stop_token stop{};
   // Called on relock's I/O thread if the watchdog finds this hold gone.
-  std::function<void(std::error_code)> on_lost;
+  std::function<void(std::error_code)> on_lost{};
 };
 
 class Lock {
