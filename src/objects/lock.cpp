@@ -1,7 +1,6 @@
 #include <relock/lock.hpp>
 
 #include <cmath>
-#include <future>
 
 #include "client_core.hpp"
 #include "objects/acquire_op.hpp"
@@ -80,13 +79,10 @@ void Lock::start_release(owner who, release_done done) {
 
 bool Lock::acquire_blocking(owner who, lock_options options, bool empty_wait_is_forever) {
   detail::refuse_io_thread(*core_, "locking");
-  std::promise<std::tuple<std::error_code, bool, std::string>> done;
-  auto future = done.get_future();
-  start_acquire(who, std::move(options), empty_wait_is_forever,
-                [&done](std::error_code ec, bool acquired, std::string detail) {
-                  done.set_value({ec, acquired, std::move(detail)});
-                });
-  auto [ec, acquired, detail] = future.get();
+  auto [ec, acquired, detail] = relock::detail::wait_for<std::error_code, bool, std::string>(
+      [&](auto done) {
+        start_acquire(who, std::move(options), empty_wait_is_forever, std::move(done));
+      });
   if (ec) throw error(ec, "lock '" + name_ + "': " + detail);
   return acquired;
 }
@@ -136,12 +132,8 @@ void Lock::unlock_reporting(std::error_code* out) noexcept {
     detail = "unlock() blocks, and was called on relock's I/O thread; use async_unlock there";
   } else {
     try {
-      std::promise<std::pair<std::error_code, std::string>> done;
-      auto future = done.get_future();
-      start_release(owner::current_thread(), [&done](std::error_code e, std::string d) {
-        done.set_value({e, std::move(d)});
-      });
-      std::tie(ec, detail) = future.get();
+      std::tie(ec, detail) = relock::detail::wait_for<std::error_code, std::string>(
+          [&](auto done) { start_release(owner::current_thread(), std::move(done)); });
     } catch (const std::exception& e) {  // allocation failure: still never throw from here
       ec = errc::connection;
       detail = e.what();
@@ -155,15 +147,12 @@ void Lock::unlock_reporting(std::error_code* out) noexcept {
 
 bool Lock::force_unlock() {
   detail::refuse_io_thread(*core_, "force_unlock");
-  std::promise<std::pair<std::error_code, resp::reply>> done;
-  auto future = done.get_future();
-  core_->executor().eval(kind_->force_release, {key_, channel_},
-                         {kind_->on_release == detail::wake_rule::wake_one ? "0" : "1",
-                          core_->publish_command()},
-                         [&done](std::error_code ec, resp::reply r) {
-                           done.set_value({ec, std::move(r)});
-                         });
-  auto [ec, r] = future.get();
+  auto [ec, r] = relock::detail::wait_for<std::error_code, resp::reply>([&](auto done) {
+    core_->executor().eval(kind_->force_release, {key_, channel_},
+                           {kind_->on_release == detail::wake_rule::wake_one ? "0" : "1",
+                            core_->publish_command()},
+                           std::move(done));
+  });
   if (ec) throw error(ec, "force_unlock '" + name_ + "': " + r.str);
   return r.integer == 1;
 }

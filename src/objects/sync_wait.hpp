@@ -5,6 +5,7 @@
 #include <future>
 #include <string>
 #include <system_error>
+#include <tuple>
 #include <utility>
 
 #include <relock/errors.hpp>
@@ -26,16 +27,26 @@ inline void refuse_io_thread(const client_core& core, const char* what) {
   }
 }
 
+// Starts an async operation and waits for its completion's arguments: the one way every
+// blocking call waits. `start` receives the callback to hand to the operation; the callback
+// runs once, on relock's I/O thread.
+template <class... Results, class Start>
+std::tuple<Results...> wait_for(Start&& start) {
+  std::promise<std::tuple<Results...>> done;
+  auto future = done.get_future();
+  std::forward<Start>(start)([&done](Results... results) {
+    done.set_value(std::tuple<Results...>(std::move(results)...));
+  });
+  return future.get();
+}
+
 // Runs one command and waits for its reply; throws relock::error with the server's text.
 inline resp::reply run_blocking(client_core& core, std::string_view key, resp::request request,
                                 const char* what) {
   refuse_io_thread(core, what);
-  std::promise<std::pair<std::error_code, resp::reply>> done;
-  auto future = done.get_future();
-  core.executor().run(key, std::move(request), [&done](std::error_code ec, resp::reply r) {
-    done.set_value({ec, std::move(r)});
+  auto [ec, r] = wait_for<std::error_code, resp::reply>([&](auto done) {
+    core.executor().run(key, std::move(request), std::move(done));
   });
-  auto [ec, r] = future.get();
   if (ec) throw error(ec, std::string(what) + " '" + std::string(key) + "': " + r.str);
   return std::move(r);
 }

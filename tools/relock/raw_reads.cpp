@@ -1,10 +1,9 @@
 #include "raw_reads.hpp"
 
-#include <future>
-
 #include "client_core.hpp"
 #include "exec/executor.hpp"
 #include "objects/naming.hpp"
+#include "objects/sync_wait.hpp"
 
 namespace relock_cli {
 namespace {
@@ -21,16 +20,11 @@ raw_value converted(const relock::resp::reply& r) {
 }  // namespace
 
 raw_value raw_command(relock::client& client, std::vector<std::string> args) {
-  std::promise<std::pair<std::error_code, relock::resp::reply>> done;
-  auto future = done.get_future();
   relock::resp::request request;
   request.push(std::span<const std::string>(args));
   const std::string key = args.size() > 1 ? args[1] : std::string();
-  client.core()->executor().run(key, std::move(request),
-                                [&done](std::error_code ec, relock::resp::reply r) {
-                                  done.set_value({ec, std::move(r)});
-                                });
-  auto [ec, reply] = future.get();
+  auto [ec, reply] = relock::detail::wait_for<std::error_code, relock::resp::reply>(
+      [&](auto done) { client.core()->executor().run(key, std::move(request), std::move(done)); });
   if (ec) throw relock::error(ec, args.front() + " " + key + ": " + reply.str);
   return converted(reply);
 }
