@@ -1,11 +1,13 @@
 #include "client_core.hpp"
 
 #include <future>
+#include <optional>
 
 #include <asio/post.hpp>
 #include <relock/errors.hpp>
 
 #include "net/endpoint.hpp"
+#include "net/io_loop.hpp"
 #include "objects/ids.hpp"
 
 namespace relock::detail {
@@ -22,7 +24,17 @@ void check_settings(const config& s) {
   positive(s.watchdog_lease, "watchdog_lease");
   positive(s.unlock_latch_ttl, "unlock_latch_ttl");
   if (s.renewal_batch == 0) throw error(errc::invalid_argument, "renewal_batch must be > 0");
+  if (s.busy_poll.count() < 0 || s.busy_poll > std::chrono::milliseconds(10)) {
+    throw error(errc::invalid_argument, "busy_poll must be 0 to 10 ms");
+  }
+  if (s.command_connections == 0 || s.command_connections > 64) {
+    throw error(errc::invalid_argument, "command_connections must be 1 to 64");
+  }
 }
+
+// Unlock latches deleted per DEL command: a pass of the I/O loop rarely completes more
+// releases than this, and a DEL of 128 short keys is still a small request.
+constexpr std::size_t keys_per_del = 128;
 
 }  // namespace
 
@@ -37,7 +49,9 @@ client_core::client_core(config settings)
   options.reconnect_max_delay = settings_.reconnect_max_delay;
   options.log = settings_.log;
 
-  commands_ = net::connection::create(io_, options);
+  for (std::size_t i = 0; i < settings_.command_connections; ++i) {
+    commands_.push_back(net::connection::create(io_, options));
+  }
   executor_ = std::make_unique<exec::executor>(
       io_, commands_, exec::executor_options{settings_.command_timeout});
   options.push_mode = true;
@@ -50,28 +64,32 @@ client_core::client_core(config settings)
       *executor_, renewal::watchdog_options{settings_.watchdog_lease, settings_.renewal_batch,
                                             /*group_by_slot=*/false,  // one server for now
                                             settings_.on_lock_lost, settings_.log});
+  sweeper_ = std::make_unique<exec::key_sweeper>(*executor_, keys_per_del,
+                                                 /*group_by_slot=*/false);  // one server
   // One server: sharded pub/sub exists only in Cluster, so auto means classic here.
   publish_command_ = settings_.publish == publish_mode::sharded ? "SPUBLISH" : "PUBLISH";
 
-  thread_ = std::thread([this] { io_.run(); });
+  thread_ = std::thread([this] { net::run_io_loop(io_, settings_.busy_poll); });
 
-  // Both connections must come up before the client is usable: a wrong password or a dead
+  // Every connection must come up before the client is usable: a wrong password or a dead
   // server is reported here, once, instead of on every later call.
-  std::promise<std::pair<std::error_code, std::string>> commands_up, pushes_up;
+  using outcome = std::pair<std::error_code, std::string>;
+  std::vector<std::promise<outcome>> up(commands_.size() + 1);
   asio::post(io_, [&] {
-    commands_->start([&](std::error_code ec, std::string why) {
-      commands_up.set_value({ec, std::move(why)});
-    });
-    push_connection->start([&](std::error_code ec, std::string why) {
-      pushes_up.set_value({ec, std::move(why)});
-    });
+    auto report_to = [](std::promise<outcome>& p) {
+      return [&p](std::error_code ec, std::string why) { p.set_value({ec, std::move(why)}); };
+    };
+    for (std::size_t i = 0; i < commands_.size(); ++i) commands_[i]->start(report_to(up[i]));
+    push_connection->start(report_to(up.back()));
   });
-  auto first = commands_up.get_future().get();
-  auto second = pushes_up.get_future().get();
-  if (first.first || second.first) {
+  std::optional<outcome> failed;
+  for (auto& p : up) {
+    outcome o = p.get_future().get();
+    if (o.first && !failed) failed = std::move(o);
+  }
+  if (failed) {
     shutdown();
-    const auto& failed = first.first ? first : second;
-    throw error(failed.first, failed.second);
+    throw error(failed->first, failed->second);
   }
 }
 
@@ -88,7 +106,7 @@ void client_core::shutdown() {
   }
   asio::post(io_, [this] {
     watchdog_->stop();
-    commands_->close();
+    for (auto& c : commands_) c->close();
     subscriber_->close();
     // The cancellations just queued run first; then stop, so that a stray timer (a waiter's,
     // a retry's) cannot keep the thread alive. Handlers left behind are destroyed unrun.

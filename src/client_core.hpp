@@ -5,12 +5,14 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
 #include <relock/config.hpp>
 
 #include "exec/executor.hpp"
+#include "exec/key_sweeper.hpp"
 #include "net/connection.hpp"
 #include "pubsub/subscriber.hpp"
 #include "pubsub/waiter_queue.hpp"
@@ -44,6 +46,7 @@ class client_core {
   pubsub::subscriber& subscriber() { return *subscriber_; }
   pubsub::waiter_queues& waiters() { return *waiters_; }
   renewal::watchdog& watchdog() { return *watchdog_; }
+  exec::key_sweeper& sweeper() { return *sweeper_; }
   // PUBLISH or SPUBLISH, for the scripts (compat §1).
   const std::string& publish_command() const { return publish_command_; }
   // The key of a user-visible name, through config::name_mapper.
@@ -57,11 +60,12 @@ class client_core {
   asio::executor_work_guard<asio::io_context::executor_type> work_;
   std::thread thread_;
   std::atomic<bool> stopped_{false};
-  std::shared_ptr<net::connection> commands_;
+  std::vector<std::shared_ptr<net::connection>> commands_;
   std::unique_ptr<exec::executor> executor_;
   std::shared_ptr<pubsub::subscriber> subscriber_;
   std::unique_ptr<pubsub::waiter_queues> waiters_;
   std::unique_ptr<renewal::watchdog> watchdog_;
+  std::unique_ptr<exec::key_sweeper> sweeper_;
   std::string publish_command_;
 };
 

@@ -1,5 +1,7 @@
 #include "exec/executor.hpp"
 
+#include <functional>
+
 #include <asio/dispatch.hpp>
 #include <asio/post.hpp>
 #include <relock/errors.hpp>
@@ -11,6 +13,13 @@ namespace {
 
 // How long to wait before resending a command the server said it could not run yet.
 constexpr std::chrono::milliseconds busy_server_delay{100};
+
+// 0 means "no key" to a connection.
+std::size_t key_hash_of(std::string_view key) {
+  if (key.empty()) return 0;
+  const std::size_t h = std::hash<std::string_view>{}(key);
+  return h == 0 ? 1 : h;
+}
 
 }  // namespace
 
@@ -32,9 +41,9 @@ struct executor::eval_call {
   std::unique_ptr<asio::steady_timer> delay;
 };
 
-executor::executor(asio::io_context& io, std::shared_ptr<net::connection> master,
+executor::executor(asio::io_context& io, std::vector<std::shared_ptr<net::connection>> pool,
                    executor_options options)
-    : io_(io), master_(std::move(master)), options_(options) {}
+    : io_(io), pool_(std::move(pool)), options_(options) {}
 
 template <class F>
 void executor::on_io(F&& f) {
@@ -42,7 +51,29 @@ void executor::on_io(F&& f) {
   asio::dispatch(io_, std::forward<F>(f));
 }
 
-net::connection& executor::route(std::string_view) { return *master_; }
+net::connection& executor::route(std::string_view key) {
+  if (pool_.size() > 1) {
+    if (const std::size_t h = key_hash_of(key); h != 0) {
+      for (const auto& c : pool_) {
+        if (c->carries(h)) return *c;
+      }
+    }
+  }
+  net::connection* best = pool_.front().get();
+  for (const auto& c : pool_) {
+    if (c->ready() != best->ready()) {
+      if (c->ready()) best = c.get();
+    } else if (c->outstanding() < best->outstanding()) {
+      best = c.get();
+    }
+  }
+  return *best;
+}
+
+void executor::send(std::string_view key, resp::request request, net::clock::time_point deadline,
+                    net::reply_callback callback) {
+  route(key).send(std::move(request), deadline, std::move(callback), key_hash_of(key));
+}
 
 void executor::run(std::string_view key, resp::request request, result_callback callback) {
   run_pipeline(key, std::move(request),
@@ -59,7 +90,7 @@ void executor::run_pipeline(std::string_view key, resp::request request,
   auto deadline = net::clock::now() + options_.command_timeout;
   on_io([this, key = std::string(key), request = std::move(request), deadline,
          callback = std::move(callback)]() mutable {
-    route(key).send(std::move(request), deadline, std::move(callback));
+    send(key, std::move(request), deadline, std::move(callback));
   });
 }
 
@@ -88,8 +119,8 @@ void executor::send_eval(std::shared_ptr<eval_call> call) {
   request.push(std::span<const std::string_view>(argv));
 
   const std::string_view key = call->keys.empty() ? std::string_view() : call->keys.front();
-  route(key).send(
-      std::move(request), call->deadline,
+  send(
+      key, std::move(request), call->deadline,
       [this, call](std::error_code ec, std::vector<resp::reply> replies) mutable {
         resp::reply r = replies.empty() ? resp::reply{} : std::move(replies.back());
         attempt a;

@@ -3,6 +3,12 @@
 // Callers on any thread hand work over; it runs on the I/O thread, where every callback is
 // called. Scripts go by EVALSHA and are loaded on NOSCRIPT; what else may be retried is
 // decided only by retry_policy.
+//
+// Commands go over a small pool of connections to the server. One would make client and
+// server take turns (a batch out, a batch back, the next batch forms only then); with several,
+// one connection's replies are handled while the server works on another's. A request goes to
+// the connection that still carries a request for its key (so a key's commands keep their
+// order, even behind one that timed out), else to the least busy ready one, the first on ties.
 #pragma once
 
 #include <chrono>
@@ -36,7 +42,7 @@ struct executor_options {
 
 class executor {
  public:
-  executor(asio::io_context& io, std::shared_ptr<net::connection> master,
+  executor(asio::io_context& io, std::vector<std::shared_ptr<net::connection>> pool,
            executor_options options);
 
   // One command, routed by `key` (the first key it touches; empty for keyless commands).
@@ -54,18 +60,21 @@ class executor {
 
   bool on_io_thread() const { return io_.get_executor().running_in_this_thread(); }
   asio::io_context& io() { return io_; }
-  net::connection& master() { return *master_; }
   std::chrono::milliseconds command_timeout() const { return options_.command_timeout; }
+
+  // The connection a request for `key` would take now (I/O thread only).
+  net::connection& route(std::string_view key);
 
  private:
   struct eval_call;
   void send_eval(std::shared_ptr<eval_call> call);
-  net::connection& route(std::string_view key);
+  void send(std::string_view key, resp::request request, net::clock::time_point deadline,
+            net::reply_callback callback);
   template <class F>
   void on_io(F&& f);
 
   asio::io_context& io_;
-  std::shared_ptr<net::connection> master_;
+  std::vector<std::shared_ptr<net::connection>> pool_;
   executor_options options_;
 };
 

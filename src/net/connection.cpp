@@ -203,7 +203,8 @@ void connection::close() {
   if (first_result_) std::exchange(first_result_, {})(errc::cancelled, "the client was closed");
 }
 
-void connection::send(resp::request request, clock::time_point deadline, reply_callback callback) {
+void connection::send(resp::request request, clock::time_point deadline, reply_callback callback,
+                      std::size_t key_hash) {
   if (state_ == state::closed) {
     callback(errc::cancelled, because("the client was closed"));
     return;
@@ -213,6 +214,8 @@ void connection::send(resp::request request, clock::time_point deadline, reply_c
   p.expected = options_.push_mode ? 0 : request.commands();
   p.deadline = deadline;
   p.callback = std::move(callback);
+  p.key_hash = key_hash;
+  if (key_hash != 0) ++unanswered_keys_[key_hash];
   queued_.push_back(std::move(p));
   arm_deadline(deadline);
   flush();
@@ -303,7 +306,14 @@ void connection::dispatch(resp::reply reply) {
 }
 
 void connection::complete(pending& p, std::error_code ec, std::vector<resp::reply> replies) {
+  forget_key(p);
   if (p.callback) std::exchange(p.callback, {})(ec, std::move(replies));
+}
+
+void connection::forget_key(pending& p) {
+  if (p.key_hash == 0) return;
+  auto it = unanswered_keys_.find(std::exchange(p.key_hash, 0));
+  if (it != unanswered_keys_.end() && --it->second == 0) unanswered_keys_.erase(it);
 }
 
 void connection::arm_deadline(clock::time_point when) {
@@ -327,6 +337,7 @@ void connection::expire_deadlines() {
   std::vector<reply_callback> expired;
   for (auto it = queued_.begin(); it != queued_.end();) {
     if (it->deadline <= now) {
+      forget_key(*it);  // never written: the server will not run it
       expired.push_back(std::move(it->callback));
       it = queued_.erase(it);
     } else {

@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <system_error>
+#include <unordered_map>
 #include <vector>
 
 #include <asio/io_context.hpp>
@@ -56,7 +57,9 @@ class connection : public std::enable_shared_from_this<connection> {
   // later attempts go on in the background until close().
   void start(detail::unique_function<void(std::error_code, std::string)> first_result = {});
 
-  void send(resp::request request, clock::time_point deadline, reply_callback callback);
+  // `key_hash` (0: none) names the key the request touches: see carries().
+  void send(resp::request request, clock::time_point deadline, reply_callback callback,
+            std::size_t key_hash = 0);
 
   // Fails everything outstanding with errc::cancelled and stops reconnecting.
   void close();
@@ -64,6 +67,10 @@ class connection : public std::enable_shared_from_this<connection> {
   bool ready() const { return state_ == state::ready; }
   const endpoint& target() const { return options_.target; }
   std::size_t outstanding() const { return queued_.size() + written_.size(); }
+  // True while a request for this key is queued here or written and unanswered, even one whose
+  // caller already gave up on it (timeout): the server may still run it, so whatever follows
+  // for the same key must queue behind it on this socket.
+  bool carries(std::size_t key_hash) const { return unanswered_keys_.contains(key_hash); }
 
   void on_push(std::function<void(resp::reply&)> handler) { on_push_ = std::move(handler); }
   void on_ready(std::function<void()> handler) { on_ready_ = std::move(handler); }
@@ -78,6 +85,7 @@ class connection : public std::enable_shared_from_this<connection> {
     clock::time_point deadline;
     reply_callback callback;   // empty once completed (e.g. timed out after being written)
     std::vector<resp::reply> replies;
+    std::size_t key_hash = 0;
   };
 
   connection(asio::io_context& io, connection_options options);
@@ -94,6 +102,7 @@ class connection : public std::enable_shared_from_this<connection> {
   void arm_deadline(clock::time_point when);
   void expire_deadlines();
   void complete(pending& p, std::error_code ec, std::vector<resp::reply> replies);
+  void forget_key(pending& p);
   void log(log_level level, const std::string& text) const;
 
   asio::io_context& io_;
@@ -110,6 +119,7 @@ class connection : public std::enable_shared_from_this<connection> {
   bool writing_ = false;
   std::deque<pending> queued_;   // not yet written
   std::deque<pending> written_;  // written, awaiting replies, in order
+  std::unordered_map<std::size_t, unsigned> unanswered_keys_;  // key hash -> requests
   std::string write_buffer_;
   std::vector<char> read_buffer_ = std::vector<char>(16 * 1024);
   std::unique_ptr<resp::reader> reader_;

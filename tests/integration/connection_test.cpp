@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include <asio/post.hpp>
 #include <relock/client.hpp>
 
 #include "client_core.hpp"
@@ -242,4 +243,53 @@ TEST(connection, sockets_are_not_inherited_by_programs_the_client_runs) {
     EXPECT_TRUE(fcntl(fd, F_GETFD) & FD_CLOEXEC) << "socket fd " << fd << " lacks FD_CLOEXEC";
   }
   EXPECT_GE(checked, 2);  // the command and the subscriber connections
+}
+
+TEST(connection, commands_travel_over_a_pool_of_named_connections) {
+  redis_server server;
+  auto c = settings_for(server);
+  c.command_connections = 3;
+  relock::client client(c);
+  auto raw = relock::test::raw_client::to(server);
+  const std::string list = raw.command({"CLIENT", "LIST"}).str;
+  std::size_t named = 0;
+  for (auto at = list.find("name=relock:" + client.id()); at != std::string::npos;
+       at = list.find("name=relock:" + client.id(), at + 1)) {
+    ++named;
+  }
+  EXPECT_EQ(named, 4u) << list;  // three for commands, one for subscriptions
+}
+
+TEST(connection, a_keys_requests_queue_behind_one_that_timed_out) {
+  redis_server server;
+  auto c = settings_for(server);
+  c.command_timeout = 300ms;
+  c.command_connections = 4;
+  relock::client client(c);
+  auto& ex = client.core()->executor();
+  ASSERT_FALSE(run(ex, {"PING"}).ec);
+  // Where a request for `key` would go, and how many requests that connection has in flight
+  // (asked on the I/O thread, which owns the connections).
+  auto route = [&](std::string key) {
+    std::promise<std::pair<relock::net::connection*, std::size_t>> where;
+    asio::post(client.core()->io(), [&] {
+      auto& conn = ex.route(key);
+      where.set_value({&conn, conn.outstanding()});
+    });
+    return where.get_future().get();
+  };
+
+  server.pause();
+  EXPECT_EQ(run(ex, {"SET", "k", "late"}).ec, errc::timeout);
+  // Its caller gave up, but the server may still run it: the next request for "k" must follow
+  // it on the same socket, while other keys go to an idle connection.
+  auto [carrier, in_flight] = route("k");
+  EXPECT_EQ(in_flight, 1u);
+  auto [elsewhere, idle] = route("other");
+  EXPECT_NE(elsewhere, carrier);
+  EXPECT_EQ(idle, 0u);
+  server.resume();
+  // Once the late reply has come, "k" goes wherever is least busy, like any other key.
+  EXPECT_TRUE(wait_until([&] { return route("k").second == 0; }, 5s));
+  EXPECT_EQ(route("k").first, route("other").first);
 }
