@@ -23,7 +23,11 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       : core_(std::move(core)), request_(std::move(request)), done_(std::move(done)),
         timer_(core_->io()) {
     waiter_.wake = [this] {
-      if (phase_ == phase::sleeping) timer_.cancel();
+      // Try at once, not from the cancelled timer's handler: that would queue the try behind
+      // whatever else this pass of the I/O loop has to do.
+      if (phase_ != phase::sleeping) return;
+      timer_.cancel();
+      attempt();
     };
   }
 
@@ -106,7 +110,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   }
 
   void on_timer() {
-    if (phase_ == phase::done) return;
+    // A wake or a confirmation cancels the timer and tries at once: that try's reply decides.
+    if (phase_ == phase::done || phase_ == phase::trying) return;
     if (cancel_requested_) return finish(errc::cancelled, false, "cancelled");
     if (phase_ == phase::subscribing) {
       if (deadline_passed()) finish({}, false, {});

@@ -46,8 +46,7 @@ void release_on_io(const std::shared_ptr<client_core>& core, release_request req
         }
         if (r.integer == 1) core->watchdog().forget(request.key, request.field);
         // The release has completed: its latch has done its work.
-        resp::request del{"DEL", latch};
-        core->executor().run(latch, std::move(del), [](std::error_code, resp::reply) {});
+        core->sweeper().discard(std::move(latch));
         done({}, {});
       },
       /*idempotent=*/true,

@@ -79,3 +79,32 @@ TEST(lock_async, a_bounded_async_lock_times_out_and_an_unheld_unlock_is_not_owne
   EXPECT_EQ(unlocked.get_future().get(), errc::not_owner);
   lk.unlock();
 }
+
+TEST(lock_async, unlock_latches_are_deleted_many_per_command) {
+  redis_server server;
+  relock::client client(settings_for(server));
+  auto raw = raw_client::to(server);
+  constexpr int n = 64;
+  auto me = relock::owner::unique();
+  std::vector<relock::Lock> locks;
+  for (int i = 0; i < n; ++i) locks.push_back(client.lock("batch:" + std::to_string(i)));
+  std::vector<std::future<void>> held;
+  for (auto& lk : locks) held.push_back(lk.async_lock(me, {}, asio::use_future));
+  for (auto& f : held) f.get();
+
+  raw.command({"CONFIG", "RESETSTAT"});
+  std::vector<std::future<void>> released;
+  for (auto& lk : locks) released.push_back(lk.async_unlock(me, asio::use_future));
+  for (auto& f : released) f.get();
+  // Every latch goes (compat §1: deleted once its release has completed)...
+  EXPECT_TRUE(wait_until(
+      [&] { return raw.command({"KEYS", "redisson_unlock_latch:*"}).elements.empty(); }, 5s));
+  // ...and releases that complete together share DEL commands.
+  const std::string stats = raw.command({"INFO", "commandstats"}).str;
+  const auto at = stats.find("cmdstat_del:calls=");
+  ASSERT_NE(at, std::string::npos) << stats;
+  // The counter includes the DEL each release script makes of its own lock key.
+  const long dels = std::stol(stats.substr(at + std::string("cmdstat_del:calls=").size())) - n;
+  EXPECT_GE(dels, 1);
+  EXPECT_LT(dels, n) << stats;
+}

@@ -1,0 +1,48 @@
+#include "exec/key_sweeper.hpp"
+
+#include <map>
+
+#include <asio/post.hpp>
+
+#include "topology/slot.hpp"
+
+namespace relock::exec {
+
+key_sweeper::key_sweeper(executor& ex, std::size_t batch, bool group_by_slot)
+    : executor_(ex), batch_(batch == 0 ? 1 : batch), group_by_slot_(group_by_slot) {}
+
+void key_sweeper::discard(std::string key) {
+  doomed_.push_back(std::move(key));
+  if (sweep_planned_) return;
+  sweep_planned_ = true;
+  // Posted, so it runs after the handlers already due in this pass.
+  asio::post(executor_.io(), [this] { sweep(); });
+}
+
+void key_sweeper::sweep() {
+  sweep_planned_ = false;
+  std::vector<std::string> keys = std::move(doomed_);
+  doomed_.clear();
+  if (!group_by_slot_) return send(std::move(keys));
+  std::map<std::uint16_t, std::vector<std::string>> by_slot;
+  for (auto& k : keys) {
+    const auto slot = topology::slot_of(k);
+    by_slot[slot].push_back(std::move(k));
+  }
+  for (auto& [slot, same_slot] : by_slot) send(std::move(same_slot));
+}
+
+void key_sweeper::send(std::vector<std::string> keys) {
+  for (std::size_t from = 0; from < keys.size(); from += batch_) {
+    const std::size_t to = std::min(keys.size(), from + batch_);
+    std::vector<std::string_view> argv{"DEL"};
+    argv.insert(argv.end(), keys.begin() + static_cast<std::ptrdiff_t>(from),
+                keys.begin() + static_cast<std::ptrdiff_t>(to));
+    resp::request del;
+    del.push(std::span<const std::string_view>(argv));
+    // Nobody waits for the answer: a latch left behind expires on its own (its TTL).
+    executor_.run(keys[from], std::move(del), [](std::error_code, resp::reply) {});
+  }
+}
+
+}  // namespace relock::exec
