@@ -66,8 +66,7 @@ class chains {
 }  // namespace
 
 result run_async_pairs(const options& o, int n) {
-  relock::config settings;
-  settings.url = o.url;
+  relock::config settings = client_settings(o);
   relock::client client(settings);
   const std::string prefix = "bench:" + o.scenario + ":";
   {

@@ -14,6 +14,8 @@
 #include <variant>
 #include <vector>
 
+#include <relock/config.hpp>
+
 namespace relock_bench {
 
 using clock = std::chrono::steady_clock;
@@ -26,7 +28,12 @@ struct options {
   double seconds = 3.0;  // the measuring window (many-held: how long the locks are held)
   int threads = 8;       // contended scenarios
   int locks = 10'000;    // many-held
+  int connections = 0;   // command connections per client; 0: the library's default
+  int busy_poll_us = 0;  // config::busy_poll
 };
+
+// The client settings every driver starts from: the server, the pool size, busy polling.
+relock::config client_settings(const options& o);
 
 // Latency samples, kept whole (a window holds at most a few hundred thousand) so percentiles
 // are exact rather than bucketed.

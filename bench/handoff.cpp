@@ -21,8 +21,7 @@ std::int64_t ticks(clock::time_point t) { return t.time_since_epoch().count(); }
 }  // namespace
 
 result run_handoff(const options& o) {
-  relock::config settings;
-  settings.url = o.url;
+  relock::config settings = client_settings(o);
   relock::client client(settings);
   server_probe probe(o.url);
   {

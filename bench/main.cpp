@@ -1,4 +1,5 @@
 // relock_bench --scenario NAME --rep N --url URL [--seconds S] [--threads T] [--locks L]
+//              [--connections C] [--busy-poll MICROSECONDS]
 //              [--variant V]
 // Runs one scenario once and prints one JSON line. Exit codes: 0 done, 1 failed, 2 bad usage.
 #include <cstdio>
@@ -24,6 +25,7 @@ int usage(const char* why) {
   std::fprintf(why ? stderr : stdout,
                "usage: relock_bench --scenario NAME --rep N --url URL [--seconds S]\n"
                "                    [--threads T] [--locks L] [--variant default|async]\n"
+               "                    [--connections C] [--busy-poll MICROSECONDS]\n"
                "scenarios: uncontended n-locks one-lock handoff many-held\n"
                "prints one JSON line; exit 0 done, 1 failed, 2 bad usage\n");
   return 2;
@@ -48,6 +50,8 @@ int main(int argc, char** argv) {
       else if (flag == "--seconds") o.seconds = std::stod(value);
       else if (flag == "--threads") o.threads = std::stoi(value);
       else if (flag == "--locks") o.locks = std::stoi(value);
+      else if (flag == "--connections") o.connections = std::stoi(value);
+      else if (flag == "--busy-poll") o.busy_poll_us = std::stoi(value);
       else if (flag == "--variant") o.variant = value;
       else return usage(("unknown option " + flag).c_str());
     } catch (const std::exception&) {
@@ -60,8 +64,10 @@ int main(int argc, char** argv) {
   if (o.variant == "async" && o.scenario != "uncontended" && o.scenario != "n-locks") {
     return usage("--variant async exists for uncontended and n-locks only");
   }
-  if (o.seconds <= 0 || o.seconds > 600 || o.threads < 1 || o.threads > 256 || o.locks < 1) {
-    return usage("--seconds must be in (0, 600], --threads in [1, 256], --locks >= 1");
+  if (o.seconds <= 0 || o.seconds > 600 || o.threads < 1 || o.threads > 256 || o.locks < 1 ||
+      o.connections < 0 || o.connections > 64 || o.busy_poll_us < 0 || o.busy_poll_us > 10'000) {
+    return usage("--seconds must be in (0, 600], --threads in [1, 256], --locks >= 1, "
+                 "--connections in [0, 64], --busy-poll in [0, 10000]");
   }
   try {
     std::printf("%s\n", it->second(o).json().c_str());

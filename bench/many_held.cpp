@@ -62,8 +62,7 @@ double seconds_since(clock::time_point t) {
 
 result run_many_held(const options& o) {
   std::atomic<std::int64_t> lost{0};
-  relock::config settings;
-  settings.url = o.url;
+  relock::config settings = client_settings(o);
   settings.watchdog_lease = lease;
   settings.on_lock_lost = [&](std::string_view, std::string_view) { ++lost; };
   relock::client client(settings);

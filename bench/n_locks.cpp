@@ -11,8 +11,7 @@ namespace relock_bench {
 
 result run_n_locks(const options& o) {
   if (o.variant == "async") return run_async_pairs(o, o.threads);
-  relock::config settings;
-  settings.url = o.url;
+  relock::config settings = client_settings(o);
   relock::client client(settings);
   server_probe probe(o.url);
 

@@ -12,8 +12,7 @@
 namespace relock_bench {
 
 result run_one_lock(const options& o) {
-  relock::config settings;
-  settings.url = o.url;
+  relock::config settings = client_settings(o);
   relock::client client(settings);
   server_probe probe(o.url);
   {

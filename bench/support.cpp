@@ -216,4 +216,12 @@ void add_common(result& r, const options& o, double window_s, double client_cpu_
   r.set("server_calls", server.per_command);
 }
 
+relock::config client_settings(const options& o) {
+  relock::config settings;
+  settings.url = o.url;
+  if (o.connections > 0) settings.command_connections = static_cast<std::size_t>(o.connections);
+  settings.busy_poll = std::chrono::microseconds(o.busy_poll_us);
+  return settings;
+}
+
 }  // namespace relock_bench

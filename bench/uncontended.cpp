@@ -8,8 +8,7 @@ namespace relock_bench {
 
 result run_uncontended(const options& o) {
   if (o.variant == "async") return run_async_pairs(o, 1);
-  relock::config settings;
-  settings.url = o.url;
+  relock::config settings = client_settings(o);
   relock::client client(settings);
   auto lock = client.lock("bench:uncontended");
   // Warm-up: scripts loaded (the first EVALSHA meets NOSCRIPT), allocations and caches warm.

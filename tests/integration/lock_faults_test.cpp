@@ -166,3 +166,22 @@ TEST(lock_faults, blocking_calls_on_the_io_thread_are_refused) {
   });
   EXPECT_EQ(seen.get_future().get(), errc::would_deadlock);
 }
+
+TEST(lock_faults, bad_client_settings_are_refused_before_connecting) {
+  redis_server server;
+  auto refused = [&](auto change) {
+    auto c = settings_for(server);
+    change(c);
+    return error_of([&] { relock::client client(c); });
+  };
+  EXPECT_EQ(refused([](relock::config& c) { c.command_timeout = 0ms; }), errc::invalid_argument);
+  EXPECT_EQ(refused([](relock::config& c) { c.command_connections = 0; }),
+            errc::invalid_argument);
+  EXPECT_EQ(refused([](relock::config& c) { c.command_connections = 65; }),
+            errc::invalid_argument);
+  EXPECT_EQ(refused([](relock::config& c) { c.busy_poll = -1us; }), errc::invalid_argument);
+  EXPECT_EQ(refused([](relock::config& c) { c.busy_poll = 11ms; }), errc::invalid_argument);
+  // Nothing reached the server: only the raw probe's own connection, if any, is listed.
+  auto raw = raw_client::to(server);
+  EXPECT_EQ(raw.command({"CLIENT", "LIST"}).str.find("name=relock"), std::string::npos);
+}

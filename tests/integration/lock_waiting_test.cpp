@@ -1,6 +1,11 @@
 // Waiting: woken by messages (pub/sub), bounded by deadlines, never leaking subscriptions.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <vector>
+
 #include <asio/post.hpp>
 #include <asio/use_future.hpp>
 
@@ -176,4 +181,30 @@ TEST(lock_waiting, ten_thousand_distinct_names_leave_no_subscription_behind) {
                          20s));
   EXPECT_TRUE(wait_until(
       [&] { return raw.command({"PUBSUB", "CHANNELS"}).elements.empty(); }, 20s));
+}
+
+TEST(lock_waiting, a_busy_polling_client_hands_off_between_threads_and_stops_cleanly) {
+  redis_server server;
+  auto c = settings_for(server);
+  c.busy_poll = 200us;
+  c.command_connections = 2;
+  std::atomic<int> inside{0}, overlaps{0}, total{0};
+  {
+    relock::client client(c);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&] {
+        auto lk = client.lock("polled");
+        for (int i = 0; i < 50; ++i) {
+          std::lock_guard hold(lk);
+          if (inside.fetch_add(1) != 0) ++overlaps;
+          ++total;
+          inside.fetch_sub(1);
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+  }  // the polling I/O thread must end here, or this test hangs
+  EXPECT_EQ(total.load(), 200);
+  EXPECT_EQ(overlaps.load(), 0);
 }
