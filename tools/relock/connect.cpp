@@ -16,6 +16,7 @@ std::string shown_url(const std::string& url) {
 relock::config make_config(const global_options& g) {
   relock::config c;
   c.url = g.url;
+  c.command_connections = 1;  // a handful of calls, one at a time: a pool would only add sockets
   if (g.watchdog_seconds) {
     c.watchdog_lease = to_duration(*g.watchdog_seconds, "--watchdog-timeout", true);
   }
