@@ -69,7 +69,9 @@ client_core::client_core(config settings)
   // One server: sharded pub/sub exists only in Cluster, so auto means classic here.
   publish_command_ = settings_.publish == publish_mode::sharded ? "SPUBLISH" : "PUBLISH";
 
-  thread_ = std::thread([this] { net::run_io_loop(io_, settings_.busy_poll); });
+  thread_ = std::thread([this] {
+    net::run_io_loop(io_, settings_.busy_poll, [this] { return executor_->outstanding() > 0; });
+  });
 
   // Every connection must come up before the client is usable: a wrong password or a dead
   // server is reported here, once, instead of on every later call.

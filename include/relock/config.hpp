@@ -52,12 +52,13 @@ struct config {
   // (Redisson keeps 24 or more). A key's requests stay in order on one connection. 1 to 64.
   std::size_t command_connections = 4;
 
-  // After each burst of I/O, relock's I/O thread keeps polling for this long before it goes
-  // to sleep. 0 (the default): it sleeps at once and costs no CPU while idle. Polling saves the
+  // While replies are due, relock's I/O thread keeps polling for this long after each burst of
+  // I/O before it goes to sleep. 0 (the default): it sleeps at once. Polling saves the
   // wake-up of a sleeping thread on every reply: on a virtual machine whose idle vCPUs halt
   // that is 40 to 90 us per round trip (bench/RESULTS.md: 50 to 100 us here halves an
-  // uncontended lock/unlock). The price is up to this much CPU per burst: worth it for a
-  // latency-bound service near its Redis, wasted on a slow network. 0 to 10 ms.
+  // uncontended lock/unlock). The price is up to this much CPU per burst (it yields between
+  // polls, and polls only while a reply is due): worth it for a latency-bound service near its
+  // Redis, wasted on a slow network. 0 to 10 ms.
   std::chrono::microseconds busy_poll{0};
 
   // Renewals per script call, when held locks share a slot (compat §2). 100 as Redisson.

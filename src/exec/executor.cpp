@@ -51,6 +51,12 @@ void executor::on_io(F&& f) {
   asio::dispatch(io_, std::forward<F>(f));
 }
 
+std::size_t executor::outstanding() const {
+  std::size_t n = 0;
+  for (const auto& c : pool_) n += c->outstanding();
+  return n;
+}
+
 net::connection& executor::route(std::string_view key) {
   if (pool_.size() > 1) {
     if (const std::size_t h = key_hash_of(key); h != 0) {

@@ -4,7 +4,8 @@
 
 namespace relock::net {
 
-void run_io_loop(asio::io_context& io, std::chrono::microseconds busy_poll) {
+void run_io_loop(asio::io_context& io, std::chrono::microseconds busy_poll,
+                 const std::function<bool()>& awaiting_replies) {
   if (busy_poll.count() <= 0) {
     io.run();
     return;
@@ -14,7 +15,7 @@ void run_io_loop(asio::io_context& io, std::chrono::microseconds busy_poll) {
   while (!io.stopped()) {
     if (io.poll() > 0) {
       last_event = clock::now();
-    } else if (clock::now() - last_event < busy_poll) {
+    } else if (clock::now() - last_event < busy_poll && awaiting_replies()) {
       ::sched_yield();  // let the threads that share this CPU run
     } else {
       io.run_one();  // sleep until the next event
