@@ -29,7 +29,7 @@ struct options {
   int threads = 8;       // contended scenarios
   int locks = 10'000;    // many-held
   int connections = 0;   // command connections per client; 0: the library's default
-  int busy_poll_us = 0;  // config::busy_poll
+  int busy_poll_us = -1;  // config::busy_poll; -1: the library's default
 };
 
 // The client settings every driver starts from: the server, the pool size, busy polling.

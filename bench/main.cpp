@@ -65,9 +65,9 @@ int main(int argc, char** argv) {
     return usage("--variant async exists for uncontended and n-locks only");
   }
   if (o.seconds <= 0 || o.seconds > 600 || o.threads < 1 || o.threads > 256 || o.locks < 1 ||
-      o.connections < 0 || o.connections > 64 || o.busy_poll_us < 0 || o.busy_poll_us > 10'000) {
+      o.connections < 0 || o.connections > 64 || o.busy_poll_us < -1 || o.busy_poll_us > 10'000) {
     return usage("--seconds must be in (0, 600], --threads in [1, 256], --locks >= 1, "
-                 "--connections in [0, 64], --busy-poll in [0, 10000]");
+                 "--connections in [0, 64], --busy-poll in [0, 10000] (0: off)");
   }
   try {
     std::printf("%s\n", it->second(o).json().c_str());

@@ -220,7 +220,7 @@ relock::config client_settings(const options& o) {
   relock::config settings;
   settings.url = o.url;
   if (o.connections > 0) settings.command_connections = static_cast<std::size_t>(o.connections);
-  settings.busy_poll = std::chrono::microseconds(o.busy_poll_us);
+  if (o.busy_poll_us >= 0) settings.busy_poll = std::chrono::microseconds(o.busy_poll_us);
   return settings;
 }
 

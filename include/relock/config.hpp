@@ -52,14 +52,14 @@ struct config {
   // (Redisson keeps 24 or more). A key's requests stay in order on one connection. 1 to 64.
   std::size_t command_connections = 4;
 
-  // While replies are due, relock's I/O thread keeps polling for this long after each burst of
-  // I/O before it goes to sleep. 0 (the default): it sleeps at once. Polling saves the
-  // wake-up of a sleeping thread on every reply: on a virtual machine whose idle vCPUs halt
-  // that is 40 to 90 us per round trip (bench/RESULTS.md: 50 to 100 us here halves an
-  // uncontended lock/unlock). The price is up to this much CPU per burst (it yields between
-  // polls, and polls only while a reply is due): worth it for a latency-bound service near its
-  // Redis, wasted on a slow network. 0 to 10 ms.
-  std::chrono::microseconds busy_poll{0};
+  // While a reply is due, relock's I/O thread keeps polling (yielding the CPU between polls)
+  // for up to this long after each event before it goes to sleep. It saves the wake-up of a
+  // sleeping thread on every reply: on a VM whose idle vCPUs halt that is 40 to 90 us per round
+  // trip, and 100 us of polling halves an uncontended lock/unlock there (bench/RESULTS.md).
+  // The price is CPU: up to one round trip's worth per reply while it pays off. When replies
+  // keep arriving after the window (a slow network), it stops polling for a while by itself;
+  // with nothing in flight it never polls. 0 turns it off. 0 to 10 ms.
+  std::chrono::microseconds busy_poll{100};
 
   // Renewals per script call, when held locks share a slot (compat §2). 100 as Redisson.
   std::size_t renewal_batch = 100;

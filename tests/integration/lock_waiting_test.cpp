@@ -183,28 +183,30 @@ TEST(lock_waiting, ten_thousand_distinct_names_leave_no_subscription_behind) {
       [&] { return raw.command({"PUBSUB", "CHANNELS"}).elements.empty(); }, 20s));
 }
 
-TEST(lock_waiting, a_busy_polling_client_hands_off_between_threads_and_stops_cleanly) {
+TEST(lock_waiting, polling_or_not_the_io_thread_hands_off_between_threads_and_stops_cleanly) {
   redis_server server;
-  auto c = settings_for(server);
-  c.busy_poll = 200us;
-  c.command_connections = 2;
-  std::atomic<int> inside{0}, overlaps{0}, total{0};
-  {
-    relock::client client(c);
-    std::vector<std::thread> threads;
-    for (int t = 0; t < 4; ++t) {
-      threads.emplace_back([&] {
-        auto lk = client.lock("polled");
-        for (int i = 0; i < 50; ++i) {
-          std::lock_guard hold(lk);
-          if (inside.fetch_add(1) != 0) ++overlaps;
-          ++total;
-          inside.fetch_sub(1);
-        }
-      });
-    }
-    for (auto& t : threads) t.join();
-  }  // the polling I/O thread must end here, or this test hangs
-  EXPECT_EQ(total.load(), 200);
-  EXPECT_EQ(overlaps.load(), 0);
+  for (auto poll : {0us, 200us}) {  // config::busy_poll off, and on (the default is on)
+    auto c = settings_for(server);
+    c.busy_poll = poll;
+    c.command_connections = 2;
+    std::atomic<int> inside{0}, overlaps{0}, total{0};
+    {
+      relock::client client(c);
+      std::vector<std::thread> threads;
+      for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&] {
+          auto lk = client.lock("polled");
+          for (int i = 0; i < 50; ++i) {
+            std::lock_guard hold(lk);
+            if (inside.fetch_add(1) != 0) ++overlaps;
+            ++total;
+            inside.fetch_sub(1);
+          }
+        });
+      }
+      for (auto& t : threads) t.join();
+    }  // the I/O thread must end here, polling or not, or this test hangs
+    EXPECT_EQ(total.load(), 200) << poll.count();
+    EXPECT_EQ(overlaps.load(), 0) << poll.count();
+  }
 }
