@@ -70,7 +70,7 @@ client_core::client_core(config settings)
   publish_command_ = settings_.publish == publish_mode::sharded ? "SPUBLISH" : "PUBLISH";
 
   thread_ = std::thread([this] {
-    net::run_io_loop(io_, settings_.busy_poll, [this] { return executor_->outstanding() > 0; });
+    net::run_io_loop(io_, settings_.busy_poll, [this] { return executor_->awaiting_replies() > 0; });
   });
 
   // Every connection must come up before the client is usable: a wrong password or a dead

@@ -51,9 +51,9 @@ void executor::on_io(F&& f) {
   asio::dispatch(io_, std::forward<F>(f));
 }
 
-std::size_t executor::outstanding() const {
+std::size_t executor::awaiting_replies() const {
   std::size_t n = 0;
-  for (const auto& c : pool_) n += c->outstanding();
+  for (const auto& c : pool_) n += c->awaiting_replies();
   return n;
 }
 

@@ -62,8 +62,9 @@ class executor {
   asio::io_context& io() { return io_; }
   std::chrono::milliseconds command_timeout() const { return options_.command_timeout; }
 
-  // Requests sent and not yet answered or failed, over the whole pool (I/O thread only).
-  std::size_t outstanding() const;
+  // Replies that can still arrive, over the whole pool (I/O thread only): what busy_poll
+  // waits for. Requests queued on a connection that is down are not counted.
+  std::size_t awaiting_replies() const;
 
   // The connection a request for `key` would take now (I/O thread only).
   net::connection& route(std::string_view key);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 
 #include <asio/connect.hpp>
+#include <asio/post.hpp>
 #include <asio/write.hpp>
 #include <relock/errors.hpp>
 
@@ -206,7 +207,11 @@ void connection::close() {
 void connection::send(resp::request request, clock::time_point deadline, reply_callback callback,
                       std::size_t key_hash) {
   if (state_ == state::closed) {
-    callback(errc::cancelled, because("the client was closed"));
+    // Posted, never called from inside send(): the sender may be in the middle of changing
+    // state that the callback's owner also touches (a waiter queue being woken, at shutdown).
+    asio::post(io_, [callback = std::move(callback)]() mutable {
+      callback(errc::cancelled, because("the client was closed"));
+    });
     return;
   }
   pending p;

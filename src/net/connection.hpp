@@ -67,6 +67,8 @@ class connection : public std::enable_shared_from_this<connection> {
   bool ready() const { return state_ == state::ready; }
   const endpoint& target() const { return options_.target; }
   std::size_t outstanding() const { return queued_.size() + written_.size(); }
+  // Replies that can still arrive: requests written on a live socket.
+  std::size_t awaiting_replies() const { return state_ == state::ready ? written_.size() : 0; }
   // True while a request for this key is queued here or written and unanswered, even one whose
   // caller already gave up on it (timeout): the server may still run it, so whatever follows
   // for the same key must queue behind it on this socket.

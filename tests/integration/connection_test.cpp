@@ -293,3 +293,21 @@ TEST(connection, a_keys_requests_queue_behind_one_that_timed_out) {
   EXPECT_TRUE(wait_until([&] { return route("k").second == 0; }, 5s));
   EXPECT_EQ(route("k").first, route("other").first);
 }
+
+TEST(connection, a_closed_connection_fails_sends_later_never_inside_send) {
+  // Inline callbacks re-entered a waiter queue in the middle of changing it at shutdown.
+  asio::io_context io;
+  auto conn = relock::net::connection::create(io, {});
+  conn->close();
+  bool called = false;
+  std::error_code got;
+  conn->send(relock::resp::request{"PING"}, relock::net::clock::now() + 1s,
+             [&](std::error_code ec, std::vector<relock::resp::reply>) {
+               called = true;
+               got = ec;
+             });
+  EXPECT_FALSE(called);
+  io.run();
+  EXPECT_TRUE(called);
+  EXPECT_EQ(got, errc::cancelled);
+}
