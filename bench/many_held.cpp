@@ -12,6 +12,7 @@
 #include <asio/post.hpp>
 #include <relock/client.hpp>
 
+#include "client_access.hpp"
 #include "client_core.hpp"
 #include "driver.hpp"
 
@@ -23,7 +24,7 @@ constexpr int in_flight = 512;  // async acquires / releases outstanding at once
 
 std::size_t scripts_sent(const relock::client& client) {
   std::promise<std::size_t> sent;
-  auto& core = *client.core();
+  auto& core = *relock::detail::core_of(client);
   asio::post(core.io(), [&] { sent.set_value(core.watchdog().renewals_sent()); });
   return sent.get_future().get();
 }
@@ -64,7 +65,7 @@ result run_many_held(const options& o) {
   std::atomic<std::int64_t> lost{0};
   relock::config settings = client_settings(o);
   settings.watchdog_lease = lease;
-  settings.on_lock_lost = [&](std::string_view, std::string_view) { ++lost; };
+  settings.on_lock_lost = [&](std::string_view, std::string_view, std::error_code) { ++lost; };
   relock::client client(settings);
   server_probe probe(o.url);
 

@@ -1,7 +1,9 @@
 #include <relock/client.hpp>
 
 #include "client_core.hpp"
+#include "objects/inspect.hpp"
 #include "objects/lock_kind.hpp"
+#include "objects/sync_wait.hpp"
 
 namespace relock {
 
@@ -19,6 +21,21 @@ Lock client::lock(std::string_view name) const {
 
 Lock client::non_reentrant_lock(std::string_view name) const {
   return Lock(core_, std::string(name), detail::non_reentrant_lock_kind);
+}
+
+asio::io_context& client::io() const { return core_->io(); }
+
+void client::start_inspect(std::string name,
+                           detail::completion<void(std::error_code, lock_info)> done) const {
+  detail::start_inspect(core_, std::move(name), std::move(done));
+}
+
+lock_info client::inspect(std::string_view name) const {
+  detail::refuse_io_thread(*core_, "inspect");
+  auto [ec, info] = detail::wait_for<std::error_code, lock_info>(
+      [&](auto done) { detail::start_inspect(core_, std::string(name), std::move(done)); });
+  if (ec) throw error(ec, "inspect '" + std::string(name) + "': " + ec.message());
+  return std::move(info);
 }
 
 }  // namespace relock

@@ -15,11 +15,11 @@ class category_impl final : public std::error_category {
       case errc::connection: return "connection error";
       case errc::auth_failed: return "authentication failed";
       case errc::server_error: return "server error";
-      case errc::wrong_type: return "key holds the wrong type";
+      case errc::wrong_type: return "the key holds another type or is not a lock";
       case errc::non_reentrant: return "non-reentrant lock acquired twice by its owner";
       case errc::cancelled: return "cancelled";
       case errc::would_deadlock: return "blocking call on relock's I/O thread";
-      case errc::not_acquired: return "lock not acquired";
+      case errc::renewal_failed: return "no renewal reached Redis for a whole lease";
     }
     return "unknown relock error";
   }

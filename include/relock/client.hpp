@@ -1,29 +1,42 @@
 // relock::client: one connection to a Redis deployment, shared by every lock made from it.
 //
 // A client has a random UUID (its id: the first half of every hold's owner field), one I/O
-// thread, one command connection, one subscriber connection and one watchdog. Construction
-// connects and throws relock::error when the server cannot be reached or refuses our
-// credentials. It is thread-safe; lock handles made from it are cheap and must not outlive it.
-// Destruction stops the I/O thread: operations still under way complete with errc::cancelled,
-// and handles left over fail with errc::cancelled. Do not destroy a client inside one of its
+// thread, a small pool of command connections (config::command_connections, 4 by default), one
+// subscriber connection and one watchdog. Construction connects and throws relock::error when
+// the server cannot be reached or refuses our credentials. It is thread-safe; lock handles made
+// from it are cheap and must not outlive it.
+//
+// Destruction, from any thread but relock's own: every operation under way completes with
+// errc::cancelled, exactly once, whatever it was doing; a thread blocked in lock() or any other
+// blocking call returns with relock::error(errc::cancelled). An acquire whose script may have
+// run is released first, so a cancelled acquire leaves no hold behind (destruction waits for
+// that, at most config::command_timeout, only while Redis answers). Holds already taken are
+// left to expire after their lease, as with Redisson; the watchdog stops renewing them.
+// Handles used afterwards fail with errc::cancelled. Do not destroy a client inside one of its
 // own completion handlers (its I/O thread cannot join itself).
 #pragma once
 
 #include <memory>
 #include <string>
 #include <string_view>
+#include <system_error>
 
+#include <asio/async_result.hpp>
 #include <relock/config.hpp>
+#include <relock/detail/completion.hpp>
+#include <relock/detail/export.hpp>
 #include <relock/errors.hpp>
 #include <relock/lock.hpp>
+#include <relock/lock_info.hpp>
 
 namespace relock {
 
 namespace detail {
 class client_core;
-}
+struct client_access;
+}  // namespace detail
 
-class client {
+class RELOCK_API client {
  public:
   explicit client(config settings = {});
   ~client();
@@ -40,10 +53,27 @@ class client {
   // The same data, but a second acquire by the holder fails with errc::non_reentrant.
   Lock non_reentrant_lock(std::string_view name) const;
 
-  // For relock's own objects.
-  const std::shared_ptr<detail::client_core>& core() const { return core_; }
+  // What `name` holds in Redis right now, whoever wrote it (relock or Redisson): its kind,
+  // holders, lease and waiters, read in one consistent snapshot (see lock_info.hpp). Throws
+  // relock::error: invalid_argument for a bad name, connection, timeout...
+  lock_info inspect(std::string_view name) const;
+  // The same, async: void(std::error_code, lock_info), with any Asio completion token.
+  template <class Token>
+  auto async_inspect(std::string_view name, Token&& token) const {
+    return asio::async_initiate<Token, void(std::error_code, lock_info)>(
+        [this](auto handler, std::string n) {
+          start_inspect(std::move(n), detail::erase<std::error_code, lock_info>(
+                                          std::move(handler), io()));
+        },
+        token, std::string(name));
+  }
 
  private:
+  friend struct detail::client_access;
+  asio::io_context& io() const;
+  void start_inspect(std::string name,
+                     detail::completion<void(std::error_code, lock_info)> done) const;
+
   std::shared_ptr<detail::client_core> core_;
 };
 

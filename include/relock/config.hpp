@@ -13,8 +13,10 @@ namespace relock {
 enum class log_level { debug, info, warning, error };
 
 // Which publish/subscribe commands the lock scripts and waiters use (compat §1).
+// Sharded pub/sub exists only in Redis Cluster; relock talks to one server for now, where
+// auto_detect means classic.
 enum class publish_mode {
-  auto_detect,  // SPUBLISH/SSUBSCRIBE on a Cluster that supports them, else classic
+  auto_detect,  // classic on one server (and, once Cluster lands, sharded where it answers)
   sharded,      // always SPUBLISH/SSUBSCRIBE
   classic,      // always PUBLISH/SUBSCRIBE
 };
@@ -70,9 +72,12 @@ struct config {
   // empty.
   std::function<std::string(std::string_view)> name_mapper{};
 
-  // Hears every hold that the watchdog found gone: the lock's key and the owner field that had
-  // it. Called on relock's I/O thread (as are the two callbacks below).
-  std::function<void(std::string_view key, std::string_view owner)> on_lock_lost{};
+  // Hears every hold this client lost: the lock's key, the owner field that had it, and why:
+  // errc::lock_lost when the hold was found gone (key deleted or expired, field removed),
+  // errc::renewal_failed when no renewal reached Redis for a whole lease. Called on relock's I/O
+  // thread (as are the two callbacks below).
+  std::function<void(std::string_view key, std::string_view owner, std::error_code why)>
+      on_lock_lost{};
 
   // Hears a failure of plain Lock::unlock(), which cannot throw (it runs in destructors of
   // std::unique_lock and std::scoped_lock): not_owner, lock_lost, connection...

@@ -8,35 +8,45 @@
 #include <system_error>
 #include <type_traits>
 
+#include <relock/detail/export.hpp>
+
 namespace relock {
 
 enum class errc {
   invalid_argument = 1,  // refused before any I/O: bad name, bad duration
-  not_owner,             // unlock or renew by someone who does not hold the lock
+  not_owner,             // unlock by someone who does not hold the lock
   timeout,               // a command got no reply within its timeout
-  lock_lost,             // the lock expired or was deleted while we believed we held it
+  lock_lost,             // the hold was found gone: its key deleted or expired, its field removed
   connection,            // could not connect, or the connection broke under a command
   auth_failed,           // the server refused our credentials (AUTH, NOAUTH, WRONGPASS)
   server_error,          // the server answered with an error reply; the text is kept
-  wrong_type,            // a key of this name holds another Redis type (WRONGTYPE)
+  wrong_type,            // the name holds another Redis type, or data that is not a lock
   non_reentrant,         // a non-reentrant lock was taken again by its owner
   cancelled,             // the caller cancelled a wait (stop_token) or the client shut down
   would_deadlock,        // a blocking call was made on relock's own I/O thread
-  not_acquired,          // a try_lock that did not get the lock (async forms only)
+  renewal_failed,        // no renewal reached Redis for a whole lease: the hold has expired
 };
 
-const std::error_category& error_category() noexcept;
+RELOCK_API const std::error_category& error_category() noexcept;
 
 inline std::error_code make_error_code(errc e) noexcept {
   return {static_cast<int>(e), error_category()};
 }
 
-// Thrown by the synchronous API.
-class error : public std::system_error {
+// Thrown by the synchronous API. what() is the detail alone when there is one (it already says
+// what went wrong, in words); code() carries the errc.
+class RELOCK_API error : public std::system_error {
  public:
   explicit error(std::error_code ec) : std::system_error(ec) {}
-  error(std::error_code ec, const std::string& detail) : std::system_error(ec, detail) {}
-  error(errc e, const std::string& detail) : std::system_error(make_error_code(e), detail) {}
+  error(std::error_code ec, const std::string& detail) : std::system_error(ec), detail_(detail) {}
+  error(errc e, const std::string& detail) : error(make_error_code(e), detail) {}
+
+  const char* what() const noexcept override {
+    return detail_.empty() ? std::system_error::what() : detail_.c_str();
+  }
+
+ private:
+  std::string detail_;
 };
 
 }  // namespace relock

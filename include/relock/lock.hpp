@@ -1,5 +1,5 @@
 // relock::Lock: Redisson's RLock in C++. A reentrant, leased, distributed mutex whose data in
-// Redis is exactly Redisson's (see redisson-compat.md §2), so Java and C++ can share a name.
+// Redis is exactly Redisson's (see docs/data-layout.md §2), so Java and C++ can share a name.
 //
 // A Lock is a cheap handle (client + name): copy it, make one per use, or keep one; it must not
 // outlive its client. It satisfies the standard TimedLockable requirements for the calling
@@ -8,8 +8,13 @@
 //
 // Lease: with none, the hold lives config::watchdog_lease (30 s) and the client's watchdog
 // renews it every lease/3 while held; with an explicit lease, the hold simply expires then.
-// A hold that the watchdog finds gone is lost: config::on_lock_lost (and the hold's on_lost)
-// hears of it, and the owner's next unlock reports errc::lock_lost.
+// A hold that the watchdog finds gone (errc::lock_lost), or could not renew for a whole lease
+// (errc::renewal_failed), is lost: config::on_lock_lost and the hold's on_lost hear of it, and
+// the owner's next unlock reports errc::lock_lost.
+//
+// Waiting rides through a lost connection: a dropped connection or a restarted server inside the
+// wait is a reason to reconnect, resubscribe and try again; the wait fails with
+// errc::connection only when its deadline passes with Redis still unreachable.
 //
 // Misuse: an empty name or one over 64 KiB throws errc::invalid_argument when the handle is
 // made; negative or absurd durations (over 100 years) throw it before any I/O. Blocking calls
@@ -28,6 +33,7 @@
 
 #include <asio/async_result.hpp>
 #include <relock/detail/completion.hpp>
+#include <relock/detail/export.hpp>
 #include <relock/errors.hpp>
 #include <relock/owner.hpp>
 
@@ -36,10 +42,10 @@ namespace relock {
 namespace detail {
 class client_core;
 struct lock_kind;
-asio::io_context& io_of(client_core& core);
+RELOCK_API asio::io_context& io_of(client_core& core);
 // Checks a duration and returns it in whole milliseconds (rounded up, so a positive wait is
 // never zero). Throws errc::invalid_argument when negative, NaN or over the limit.
-std::chrono::milliseconds checked_millis(double ms, const char* what);
+RELOCK_API std::chrono::milliseconds checked_millis(double ms, const char* what);
 template <class Rep, class Period>
 std::chrono::milliseconds to_millis(std::chrono::duration<Rep, Period> d, const char* what) {
   return checked_millis(std::chrono::duration<double, std::milli>(d).count(), what);
@@ -54,11 +60,17 @@ struct lock_options {
   std::optional<std::chrono::milliseconds> wait{};
   // Ends the wait early with errc::cancelled (Java's lockInterruptibly).
   std::stop_token stop{};
-  // Called on relock's I/O thread if the watchdog finds this hold gone.
+  // Called on relock's I/O thread if this hold is lost, with errc::lock_lost (found gone) or
+  // errc::renewal_failed (no renewal reached Redis for a whole lease).
   std::function<void(std::error_code)> on_lost{};
+  // While held, also listen on the lock's channel and check the hold on every message there: a
+  // hold taken away (force_unlock, by any client, Java's too) reaches on_lost within a round
+  // trip, not at the next renewal (up to a third of the lease later). Costs one subscription
+  // per held lock; the relock CLI's `run` uses it.
+  bool listen_for_loss = false;
 };
 
-class Lock {
+class RELOCK_API Lock {
  public:
   Lock(std::shared_ptr<detail::client_core> core, std::string name, const detail::lock_kind& kind);
 
@@ -89,7 +101,9 @@ class Lock {
   void unlock(std::error_code& ec) noexcept;
 
   // --- Queries and administration (throw relock::error on failure) ---
-  bool force_unlock();  // deletes the lock whoever holds it; wakes waiters
+  // Deletes the lock whoever holds it and wakes waiters; false when it was free. Refuses with
+  // errc::wrong_type, changing nothing, a name that holds anything but a lock's hash.
+  bool force_unlock();
   bool is_locked() const;
   bool is_held_by_current_thread() const;
   bool is_held_by(owner o) const;

@@ -6,9 +6,11 @@
 
 #include <cstdint>
 
+#include <relock/detail/export.hpp>
+
 namespace relock {
 
-class owner {
+class RELOCK_API owner {
  public:
   explicit owner(std::uint64_t id) : id_(id) {}
 

@@ -78,7 +78,7 @@ void watchdog::expire_unconfirmed(time_point now) {
   for (const auto& [id, h] : holds_) {
     if (h.renew != nullptr && now >= h.confirmed_at + h.lease) expired.push_back(id);
   }
-  for (const auto& id : expired) lost(id);
+  for (const auto& id : expired) lost(id, errc::renewal_failed);
 }
 
 void watchdog::tick() {
@@ -127,21 +127,28 @@ void watchdog::renew(const exec::script& script, std::vector<renewal_target> bat
           if (r.elements[i].integer != 0) {
             it->second.confirmed_at = std::max(it->second.confirmed_at, sent_at);
           } else {
-            lost(batch[i].id);
+            lost(batch[i].id, errc::lock_lost);
           }
         }
       },
       /*idempotent=*/true);
 }
 
-void watchdog::lost(const hold_key& id) {
+void watchdog::lost(const hold_key& id, errc why) {
   auto it = holds_.find(id);
   auto on_lost = std::move(it->second.on_lost);
+  const auto since = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - it->second.confirmed_at);
   holds_.erase(it);
   lost_.insert(id);
-  log(log_level::warning, "lock '" + id.first + "' held by " + id.second + " was lost");
-  if (on_lost) on_lost(make_error_code(errc::lock_lost));
-  if (options_.on_lost) options_.on_lost(id.first, id.second);
+  log(log_level::warning,
+      "lock '" + id.first + "' held by " + id.second +
+          (why == errc::lock_lost ? " was lost: the hold is gone from Redis (expired or deleted)"
+                                  : " was lost: no renewal reached Redis for a whole lease") +
+          "; last confirmed " + std::to_string(since.count()) + " ms ago");
+  const std::error_code ec = make_error_code(why);
+  if (on_lost) on_lost(ec);
+  if (options_.on_lost) options_.on_lost(id.first, id.second, ec);
 }
 
 }  // namespace relock::renewal

@@ -25,6 +25,7 @@
 
 #include <asio/steady_timer.hpp>
 #include <relock/config.hpp>
+#include <relock/errors.hpp>
 
 #include "exec/executor.hpp"
 
@@ -36,7 +37,7 @@ struct watchdog_options {
   // A script may touch keys of one slot only in Cluster; a single server takes any keys in one
   // call, and grouping there would split 10,000 holds into thousands of near-empty batches.
   bool group_by_slot = false;
-  std::function<void(std::string_view key, std::string_view field)> on_lost;
+  std::function<void(std::string_view key, std::string_view field, std::error_code why)> on_lost;
   std::function<void(log_level, std::string_view)> log;
 };
 
@@ -87,7 +88,7 @@ class watchdog {
   void tick();
   void renew(const exec::script& script, std::vector<renewal_target> batch);
   void expire_unconfirmed(time_point now);
-  void lost(const hold_key& id);
+  void lost(const hold_key& id, errc why);
   void log(log_level level, const std::string& text) const;
 
   exec::executor& executor_;

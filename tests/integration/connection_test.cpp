@@ -12,6 +12,7 @@
 #include <asio/post.hpp>
 #include <relock/client.hpp>
 
+#include "client_access.hpp"
 #include "client_core.hpp"
 #include "support/client_settings.hpp"
 #include "support/raw_client.hpp"
@@ -29,7 +30,7 @@ using relock::test::wait_until;
 TEST(connection, ten_thousand_pipelined_commands_from_eight_threads) {
   redis_server server;
   relock::client client(settings_for(server));
-  auto& ex = client.core()->executor();
+  auto& ex = relock::detail::core_of(client)->executor();
   constexpr int threads = 8, per_thread = 1250;
   std::atomic<int> right{0}, wrong{0};
   std::vector<std::thread> workers;
@@ -59,7 +60,7 @@ TEST(connection, names_itself_and_selects_the_database) {
   auto c = settings_for(server);
   c.url += "/2";
   relock::client client(c);
-  auto& ex = client.core()->executor();
+  auto& ex = relock::detail::core_of(client)->executor();
   EXPECT_EQ(run(ex, {"CLIENT", "GETNAME"}).value.str, "relock:" + client.id());
   ASSERT_FALSE(run(ex, {"SET", "where", "db2"}).ec);
   auto raw = relock::test::raw_client::to(server);
@@ -72,7 +73,7 @@ TEST(connection, a_command_times_out_against_a_stopped_server_then_recovers) {
   auto c = settings_for(server);
   c.command_timeout = 300ms;
   relock::client client(c);
-  auto& ex = client.core()->executor();
+  auto& ex = relock::detail::core_of(client)->executor();
   ASSERT_FALSE(run(ex, {"PING"}).ec);
 
   server.pause();
@@ -94,7 +95,7 @@ TEST(connection, written_commands_fail_when_the_server_dies_and_the_client_recon
   auto c = settings_for(server);
   c.command_timeout = 5s;
   relock::client client(c);
-  auto& ex = client.core()->executor();
+  auto& ex = relock::detail::core_of(client)->executor();
   ASSERT_FALSE(run(ex, {"PING"}).ec);
 
   // BLPOP is written and waits on the server; killing the server must fail it, not hang it.
@@ -144,7 +145,7 @@ TEST(connection, missing_password_is_a_clear_authentication_error) {
 TEST(connection, acl_user_and_password) {
   redis_server server({.password = "pw", .acl_user = "app"});
   relock::client client(settings_for(server));  // url() carries user:password
-  EXPECT_EQ(run(client.core()->executor(), {"ACL", "WHOAMI"}).value.str, "app");
+  EXPECT_EQ(run(relock::detail::core_of(client)->executor(), {"ACL", "WHOAMI"}).value.str, "app");
 }
 
 TEST(connection, nothing_listening_is_a_clear_connection_error_within_the_timeout) {
@@ -190,7 +191,7 @@ TEST(connection, connect_timeout_bounds_a_server_that_never_answers) {
 TEST(connection, server_errors_keep_the_servers_text) {
   redis_server server;
   relock::client client(settings_for(server));
-  auto& ex = client.core()->executor();
+  auto& ex = relock::detail::core_of(client)->executor();
   auto bad = run(ex, {"NOSUCHCOMMAND", "x"});
   EXPECT_EQ(bad.ec, errc::server_error);
   EXPECT_NE(bad.value.str.find("unknown command"), std::string::npos) << bad.value.str;
@@ -266,13 +267,13 @@ TEST(connection, a_keys_requests_queue_behind_one_that_timed_out) {
   c.command_timeout = 300ms;
   c.command_connections = 4;
   relock::client client(c);
-  auto& ex = client.core()->executor();
+  auto& ex = relock::detail::core_of(client)->executor();
   ASSERT_FALSE(run(ex, {"PING"}).ec);
   // Where a request for `key` would go, and how many requests that connection has in flight
   // (asked on the I/O thread, which owns the connections).
   auto route = [&](std::string key) {
     std::promise<std::pair<relock::net::connection*, std::size_t>> where;
-    asio::post(client.core()->io(), [&] {
+    asio::post(relock::detail::core_of(client)->io(), [&] {
       auto& conn = ex.route(key);
       where.set_value({&conn, conn.outstanding()});
     });

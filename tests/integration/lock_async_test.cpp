@@ -101,7 +101,7 @@ TEST(lock_async, unlock_latches_are_deleted_many_per_command) {
   std::promise<int> all_released;
   auto failures = std::make_shared<std::atomic<int>>(0);
   auto left = std::make_shared<std::atomic<int>>(n);
-  asio::post(client.core()->io(), [&] {
+  asio::post(relock::detail::core_of(client)->io(), [&] {
     for (auto& lk : locks) {
       lk.async_unlock(me, [&, failures, left](std::error_code ec) {
         if (ec) ++*failures;

@@ -6,6 +6,7 @@
 
 #include <relock/client.hpp>
 
+#include "client_access.hpp"
 #include "client_core.hpp"
 #include "support/client_settings.hpp"
 #include "support/raw_client.hpp"

@@ -156,7 +156,7 @@ TEST(lock_faults, blocking_calls_on_the_io_thread_are_refused) {
   relock::client client(settings_for(server));
   auto lk = client.lock("io");
   std::promise<std::error_code> seen;
-  asio::post(client.core()->io(), [&] {
+  asio::post(relock::detail::core_of(client)->io(), [&] {
     try {
       lk.lock();
       seen.set_value({});

@@ -171,9 +171,9 @@ TEST(lock_waiting, ten_thousand_distinct_names_leave_no_subscription_behind) {
 
   auto leftovers = [&] {
     std::promise<std::pair<std::size_t, std::size_t>> p;
-    asio::post(client.core()->io(), [&] {
-      p.set_value({client.core()->subscriber().channel_count(),
-                   client.core()->waiters().queue_count()});
+    asio::post(relock::detail::core_of(client)->io(), [&] {
+      p.set_value({relock::detail::core_of(client)->subscriber().channel_count(),
+                   relock::detail::core_of(client)->waiters().queue_count()});
     });
     return p.get_future().get();
   };

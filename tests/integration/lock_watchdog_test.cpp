@@ -21,7 +21,7 @@ namespace {
 
 std::size_t watchdog_holds(relock::client& c) {
   std::promise<std::size_t> n;
-  asio::post(c.core()->io(), [&] { n.set_value(c.core()->watchdog().holds()); });
+  asio::post(relock::detail::core_of(c)->io(), [&] { n.set_value(relock::detail::core_of(c)->watchdog().holds()); });
   return n.get_future().get();
 }
 
@@ -75,11 +75,11 @@ TEST(lock_watchdog, renewals_are_batched_a_hundred_keys_per_script_call) {
   }
   for (auto& t : taken) t.get();
   std::promise<std::size_t> before;
-  asio::post(client.core()->io(), [&] { before.set_value(client.core()->watchdog().renewals_sent()); });
+  asio::post(relock::detail::core_of(client)->io(), [&] { before.set_value(relock::detail::core_of(client)->watchdog().renewals_sent()); });
   auto sent_before = before.get_future().get();
   std::this_thread::sleep_for(1000ms);  // about three ticks: a sampling window, not a wait
   std::promise<std::size_t> after;
-  asio::post(client.core()->io(), [&] { after.set_value(client.core()->watchdog().renewals_sent()); });
+  asio::post(relock::detail::core_of(client)->io(), [&] { after.set_value(relock::detail::core_of(client)->watchdog().renewals_sent()); });
   auto sent = after.get_future().get() - sent_before;
   EXPECT_GE(sent, 10u);       // at least one tick renewed everything...
   EXPECT_LE(sent, 4u * 10u);  // ...in calls of 100 keys: 10 per tick, at most 4 ticks here
@@ -94,7 +94,7 @@ TEST(lock_watchdog, a_deleted_key_is_detected_as_lost) {
   c.watchdog_lease = 900ms;
   std::mutex m;
   std::vector<std::string> lost;
-  c.on_lock_lost = [&](std::string_view key, std::string_view) {
+  c.on_lock_lost = [&](std::string_view key, std::string_view, std::error_code) {
     std::lock_guard g(m);
     lost.emplace_back(key);
   };
@@ -126,7 +126,7 @@ TEST(lock_watchdog, renewals_that_fail_in_an_outage_are_retried_while_the_lease_
   c.watchdog_lease = 1500ms;   // a tick every 500 ms
   c.command_timeout = 200ms;   // a renewal during the pause fails fast
   std::atomic<int> lost{0};
-  c.on_lock_lost = [&](std::string_view, std::string_view) { ++lost; };
+  c.on_lock_lost = [&](std::string_view, std::string_view, std::error_code) { ++lost; };
   relock::client client(c);
   auto raw = raw_client::to(server);
   auto lk = client.lock("outage");
@@ -151,7 +151,7 @@ TEST(lock_watchdog, a_server_unreachable_past_the_lease_is_reported_as_lost) {
   c.watchdog_lease = 600ms;
   c.command_timeout = 200ms;
   std::atomic<int> lost{0};
-  c.on_lock_lost = [&](std::string_view, std::string_view) { ++lost; };
+  c.on_lock_lost = [&](std::string_view, std::string_view, std::error_code) { ++lost; };
   relock::client client(c);
   auto lk = client.lock("unreachable");
   lk.lock();
@@ -171,7 +171,7 @@ TEST(lock_watchdog, unlock_racing_renewals_never_leaves_a_released_key_renewed) 
   // does not let the background hold expire on its own.
   c.watchdog_lease = 600ms;
   std::atomic<int> lost{0};
-  c.on_lock_lost = [&](std::string_view, std::string_view) { ++lost; };
+  c.on_lock_lost = [&](std::string_view, std::string_view, std::error_code) { ++lost; };
   relock::client client(c);
   auto raw = raw_client::to(server);
   auto background = client.lock("background");

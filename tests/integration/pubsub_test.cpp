@@ -5,6 +5,7 @@
 
 #include <relock/client.hpp>
 
+#include "client_access.hpp"
 #include "client_core.hpp"
 #include "support/client_settings.hpp"
 #include "support/raw_client.hpp"
@@ -58,7 +59,7 @@ struct inbox {
 
 subscription subscribe(relock::client& c, const std::string& channel, inbox& box) {
   std::promise<std::pair<std::error_code, subscription>> done;
-  c.core()->subscriber().subscribe(channel, box.listener(),
+  relock::detail::core_of(c)->subscriber().subscribe(channel, box.listener(),
                                    [&](std::error_code ec, subscription s) {
                                      done.set_value({ec, std::move(s)});
                                    });
@@ -73,7 +74,7 @@ std::int64_t subscribers_of(relock::test::raw_client& raw, const std::string& ch
 
 std::size_t channel_count(relock::client& c) {
   std::promise<std::size_t> n;
-  asio::post(c.core()->io(), [&] { n.set_value(c.core()->subscriber().channel_count()); });
+  asio::post(relock::detail::core_of(c)->io(), [&] { n.set_value(relock::detail::core_of(c)->subscriber().channel_count()); });
   return n.get_future().get();
 }
 

@@ -2,6 +2,7 @@
 
 #include <relock/client.hpp>
 
+#include "client_access.hpp"
 #include "client_core.hpp"
 #include "support/client_settings.hpp"
 #include "support/raw_client.hpp"
@@ -23,7 +24,7 @@ const relock::exec::script add_to_key("add_to_key",
 TEST(scripts, run_by_sha_and_reload_once_after_script_flush) {
   redis_server server;
   relock::client client(settings_for(server));
-  auto& ex = client.core()->executor();
+  auto& ex = relock::detail::core_of(client)->executor();
   auto raw = relock::test::raw_client::to(server);
 
   // First call: the server has never seen the script, so NOSCRIPT is answered by a load.
@@ -49,7 +50,7 @@ TEST(scripts, script_errors_surface_with_the_servers_text) {
   const relock::exec::script broken("broken", "return redis.call('HGET', KEYS[1], 'f')");
   auto raw = relock::test::raw_client::to(server);
   raw.command({"SET", "str", "v"});
-  auto r = eval(client.core()->executor(), broken, {"str"}, {});
+  auto r = eval(relock::detail::core_of(client)->executor(), broken, {"str"}, {});
   EXPECT_EQ(r.ec, errc::wrong_type);
   EXPECT_NE(r.value.str.find("WRONGTYPE"), std::string::npos) << r.value.str;
   EXPECT_EQ(raw.command({"GET", "str"}).str, "v");

@@ -1,5 +1,6 @@
 #include "raw_reads.hpp"
 
+#include "client_access.hpp"
 #include "client_core.hpp"
 #include "exec/executor.hpp"
 #include "objects/naming.hpp"
@@ -24,7 +25,7 @@ raw_value raw_command(relock::client& client, std::vector<std::string> args) {
   request.push(std::span<const std::string>(args));
   const std::string key = args.size() > 1 ? args[1] : std::string();
   auto [ec, reply] = relock::detail::wait_for<std::error_code, relock::resp::reply>(
-      [&](auto done) { client.core()->executor().run(key, std::move(request), std::move(done)); });
+      [&](auto done) { relock::detail::core_of(client)->executor().run(key, std::move(request), std::move(done)); });
   if (ec) throw relock::error(ec, args.front() + " " + key + ": " + reply.str);
   return converted(reply);
 }

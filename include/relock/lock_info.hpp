@@ -1,0 +1,68 @@
+// relock::lock_info: what a name holds in Redis, as client::inspect reads it.
+//
+// inspect reads the lock's key and every auxiliary key of the lock family (docs/data-layout.md)
+// in one server-side script, so the snapshot is consistent: no holder can come or go between
+// two of its parts. It never scans the keyspace. The kind is recognised from the data alone, so
+// holds taken by Redisson (Java) show up exactly like relock's. Owner fields of other clients
+// are shown as they are, never parsed.
+//
+// A plain value type: copy it freely.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <relock/detail/export.hpp>
+
+namespace relock {
+
+enum class object_kind {
+  none,             // nothing is stored under the name (a free lock looks like this too)
+  lock,             // a reentrant (or non-reentrant) lock: a hash of owner field -> holds
+  read_write_lock,  // a hash with a `mode` field: read holds and write holds
+  fair_lock,        // a lock whose waiters queue in redisson_lock_queue:{name}
+  fenced_lock,      // a lock with a fencing-token counter, redisson_lock_token:{name}
+  counter,          // a string holding an integer: a semaphore's permits or a latch's count
+                    // (the data cannot tell which)
+  unknown,          // another Redis type, or a hash or string of another shape
+};
+
+enum class hold_side { exclusive, read, write };
+
+struct holder {
+  std::string owner;  // "<client-id>:<thread-id>"; a write hold's ":write" suffix taken off
+  std::int64_t holds = 0;
+  hold_side side = hold_side::exclusive;
+};
+
+struct queued_waiter {
+  std::string owner;
+  // When it gives up, as the waiter's client wrote it (Unix epoch ms, by that client's clock).
+  std::optional<std::int64_t> gives_up_at_ms;
+};
+
+struct lock_info {
+  std::string name;  // as given to inspect
+  std::string key;   // after the client's name_mapper
+  object_kind kind = object_kind::none;
+  std::string redis_type;  // the key's Redis type as TYPE names it: "none", "hash", "string"...
+  std::optional<std::string> mode;  // read-write lock: "read" or "write"
+  std::vector<holder> holders;      // empty when free
+  // Time left on the key: nullopt when nothing is stored, milliseconds::max() without expiry.
+  std::optional<std::chrono::milliseconds> remaining_lease;
+  std::vector<queued_waiter> waiters;        // fair lock: head first
+  std::optional<std::int64_t> fencing_token;  // fenced lock: the last token handed out
+  std::optional<std::int64_t> value;          // counter: its integer
+
+  bool locked() const { return !holders.empty(); }
+};
+
+// "none", "lock", "read-write", "fair", "fenced", "counter", "unknown".
+RELOCK_API const char* to_string(object_kind kind) noexcept;
+// "exclusive", "read", "write".
+RELOCK_API const char* to_string(hold_side side) noexcept;
+
+}  // namespace relock
