@@ -10,21 +10,6 @@
 #include "objects/sync_wait.hpp"
 
 namespace relock {
-namespace {
-
-// Names are keys: Redis allows 512 MB, but a lock name over 64 KiB is a bug, not a name.
-constexpr std::size_t max_name_size = 64 * 1024;
-
-void check_name(const std::string& name, const char* what) {
-  if (name.empty()) throw error(errc::invalid_argument, std::string(what) + " is empty");
-  if (name.size() > max_name_size) {
-    throw error(errc::invalid_argument, std::string(what) + " is " + std::to_string(name.size()) +
-                                            " bytes; the limit is 65536");
-  }
-}
-
-}  // namespace
-
 namespace detail {
 
 std::chrono::milliseconds checked_millis(double ms, const char* what) {
@@ -42,9 +27,9 @@ std::chrono::milliseconds checked_millis(double ms, const char* what) {
 Lock::Lock(std::shared_ptr<detail::client_core> core, std::string name,
            const detail::lock_kind& kind)
     : core_(std::move(core)), name_(std::move(name)), kind_(&kind) {
-  check_name(name_, "lock name");
+  objects::check_name(name_, "lock name");
   key_ = core_->key_of(name_);
-  check_name(key_, "lock key (after the name mapper)");
+  objects::check_name(key_, "lock key (after the name mapper)");
   channel_ = objects::lock_channel(key_);
 }
 

@@ -1,7 +1,12 @@
 #include "objects/naming.hpp"
 
+#include <relock/errors.hpp>
+
 namespace relock::objects {
 namespace {
+
+// Names are keys: Redis allows 512 MB, but a lock name over 64 KiB is a bug, not a name.
+constexpr std::size_t max_name_size = 64 * 1024;
 
 bool has_brace(std::string_view name) { return name.find('{') != std::string_view::npos; }
 
@@ -27,6 +32,14 @@ std::string join(std::string_view head, std::string_view tail) {
 }
 
 }  // namespace
+
+void check_name(std::string_view name, const char* what) {
+  if (name.empty()) throw error(errc::invalid_argument, std::string(what) + " is empty");
+  if (name.size() > max_name_size) {
+    throw error(errc::invalid_argument, std::string(what) + " is " + std::to_string(name.size()) +
+                                            " bytes; the limit is 65536");
+  }
+}
 
 std::string prefixed(std::string_view prefix, std::string_view name) {
   return join(prefix, tagged(name));

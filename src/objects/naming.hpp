@@ -15,6 +15,10 @@
 
 namespace relock::objects {
 
+// Throws relock::error(errc::invalid_argument) for an empty name or one over 64 KiB; `what`
+// names it in the message ("lock name").
+void check_name(std::string_view name, const char* what);
+
 // prefix + ":" + name when name contains '{', else prefix + ":{" + name + "}".
 std::string prefixed(std::string_view prefix, std::string_view name);
 // name + ":" + suffix when name contains '{', else "{" + name + "}:" + suffix.
