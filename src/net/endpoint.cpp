@@ -8,7 +8,7 @@ namespace relock::net {
 namespace {
 
 [[noreturn]] void bad_url(std::string_view url, std::string_view why) {
-  throw error(errc::invalid_argument, "bad Redis URL '" + std::string(url) + "': " +
+  throw error(errc::invalid_argument, "bad Redis URL '" + redacted_url(url) + "': " +
                                           std::string(why));
 }
 
@@ -47,6 +47,20 @@ T parse_number(std::string_view url, std::string_view text, std::string_view wha
 
 }  // namespace
 
+std::string redacted_url(std::string_view url) {
+  // The credentials end at the last '@' before the path; a password follows the first ':'.
+  const auto scheme_end = url.find("://");
+  const auto from = scheme_end == std::string_view::npos ? 0 : scheme_end + 3;
+  const auto path = url.find('/', from);
+  const auto authority = url.substr(from, path == std::string_view::npos ? url.npos : path - from);
+  const auto at = authority.rfind('@');
+  if (at == std::string_view::npos) return std::string(url);
+  const auto colon = authority.find(':');
+  // A lone credential is a password (as parse_url and redis-cli read it): all of it goes.
+  const auto secret = (colon == std::string_view::npos || colon > at) ? 0 : colon + 1;
+  return std::string(url.substr(0, from + secret)) + "***" + std::string(url.substr(from + at));
+}
+
 std::string endpoint::address() const {
   if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
   return host + ":" + std::to_string(port);
@@ -76,6 +90,7 @@ endpoint parse_url(std::string_view url) {
     }
   }
   std::string_view port;
+  bool port_given = false;
   if (!rest.empty() && rest.front() == '[') {
     auto close = rest.find(']');
     if (close == std::string_view::npos) bad_url(url, "unclosed [ in IPv6 host");
@@ -84,14 +99,18 @@ endpoint parse_url(std::string_view url) {
     if (!after.empty()) {
       if (after.front() != ':') bad_url(url, "junk after IPv6 host");
       port = after.substr(1);
+      port_given = true;
     }
   } else if (auto colon = rest.rfind(':'); colon != std::string_view::npos) {
     ep.host = std::string(rest.substr(0, colon));
     port = rest.substr(colon + 1);
+    port_given = true;
   } else {
     ep.host = std::string(rest);
   }
   if (ep.host.empty()) bad_url(url, "no host");
+  // "host:" is a typo, not a request for the default port.
+  if (port_given && port.empty()) bad_url(url, "empty port after ':'");
   if (!port.empty()) {
     ep.port = parse_number<std::uint16_t>(url, port, "port");
     if (ep.port == 0) bad_url(url, "port 0");

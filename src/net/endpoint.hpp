@@ -17,6 +17,9 @@ struct endpoint {
   std::string address() const;  // host:port, [v6]:port
 };
 
+// The URL with its password replaced by ***, for every message that shows a URL.
+std::string redacted_url(std::string_view url);
+
 // Parses redis://[user[:password]@]host[:port][/db]; percent-escapes in user and password are
 // decoded. Throws relock::error(errc::invalid_argument) naming what is wrong.
 endpoint parse_url(std::string_view url);

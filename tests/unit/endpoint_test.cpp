@@ -37,13 +37,40 @@ TEST(parse_url, ipv6) {
 
 TEST(parse_url, refuses_bad_urls_with_a_reason) {
   for (const char* bad : {"http://h", "redis://", "redis://h:0", "redis://h:70000", "redis://h:x",
-                          "redis://h/-1", "redis://h/x", "redis://[::1", "redis://a%4@h"}) {
+                          "redis://h/-1", "redis://h/x", "redis://[::1", "redis://a%4@h",
+                          "redis://127.0.0.1:", "redis://[::1]:"}) {
     try {
       parse_url(bad);
       ADD_FAILURE() << bad << " was accepted";
     } catch (const relock::error& e) {
       EXPECT_EQ(e.code(), relock::errc::invalid_argument) << bad;
-      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(relock::net::redacted_url(bad)), std::string::npos)
+          << e.what();
     }
   }
+}
+
+TEST(parse_url, never_shows_a_password_in_its_errors) {
+  for (const char* bad : {"redis://:s3cret@127.0.0.1:abc", "redis://app:s3cret@h:", "redis://s3cret@h:0",
+                          "redis://app:s3cret@h/x", "redis://:s3cret@[::1"}) {
+    try {
+      parse_url(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const relock::error& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.find("s3cret"), std::string::npos) << what;
+      EXPECT_NE(what.find("***"), std::string::npos) << what;
+      // The detail alone: the code's own words are not repeated at the end.
+      EXPECT_FALSE(what.ends_with(": invalid argument")) << what;
+    }
+  }
+}
+
+TEST(redacted_url, hides_exactly_the_password) {
+  using relock::net::redacted_url;
+  EXPECT_EQ(redacted_url("redis://app:pw@h:1/2"), "redis://app:***@h:1/2");
+  EXPECT_EQ(redacted_url("redis://:pw@h"), "redis://:***@h");
+  EXPECT_EQ(redacted_url("redis://pw@h"), "redis://***@h");
+  EXPECT_EQ(redacted_url("redis://h:1"), "redis://h:1");
+  EXPECT_EQ(redacted_url("redis://a:b@c@h"), "redis://a:***@h");
 }
