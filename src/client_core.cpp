@@ -61,7 +61,7 @@ client_core::client_core(config settings)
 
   waiters_ = std::make_unique<pubsub::waiter_queues>(*subscriber_);
   watchdog_ = std::make_unique<renewal::watchdog>(
-      *executor_, renewal::watchdog_options{settings_.watchdog_lease, settings_.renewal_batch,
+      *executor_, *subscriber_, renewal::watchdog_options{settings_.watchdog_lease, settings_.renewal_batch,
                                             /*group_by_slot=*/false,  // one server for now
                                             settings_.on_lock_lost, settings_.log});
   sweeper_ = std::make_unique<exec::key_sweeper>(*executor_, keys_per_del,
@@ -98,7 +98,10 @@ client_core::client_core(config settings)
 client_core::~client_core() { shutdown(); }
 
 void client_core::shutdown() {
-  stopped_ = true;
+  {
+    std::lock_guard gate(gate_);
+    stopped_ = true;
+  }
   if (!thread_.joinable()) return;
   if (on_io_thread()) {
     // Destroyed from one of its own handlers: stop, but a thread cannot join itself.
@@ -106,16 +109,40 @@ void client_core::shutdown() {
     thread_.detach();
     return;
   }
-  asio::post(io_, [this] {
-    watchdog_->stop();
-    for (auto& c : commands_) c->close();
-    subscriber_->close();
-    // The cancellations just queued run first; then stop, so that a stray timer (a waiter's,
-    // a retry's) cannot keep the thread alive. Handlers left behind are destroyed unrun.
-    asio::post(io_, [this] { io_.stop(); });
-  });
+  asio::post(io_, [this] { begin_shutdown(); });
   work_.reset();
   thread_.join();
+  // Completions posted by handlers that ran last (a caller's handler that started new work,
+  // which is refused with cancelled) still run, here: none is dropped unrun.
+  io_.restart();
+  while (io_.poll() > 0) {
+  }
+  io_.stop();
+}
+
+void client_core::begin_shutdown() {
+  watchdog_->stop();
+  // Copied: an operation leaves the set as it completes.
+  const std::vector<shutdown_aware*> operations(operations_.begin(), operations_.end());
+  for (auto* op : operations) {
+    if (operations_.contains(op)) op->on_shutdown();
+  }
+  drain_until_ = std::chrono::steady_clock::now() + settings_.command_timeout;
+  drain();
+}
+
+void client_core::drain() {
+  // What is still on a live connection (an acquire's reply, the release that takes back what a
+  // cancelled acquire took) gets its answer while Redis answers; then everything left fails.
+  if (executor_->live_outstanding() > 0 && std::chrono::steady_clock::now() < drain_until_) {
+    drain_timer_.expires_after(std::chrono::milliseconds(1));
+    drain_timer_.async_wait([this](std::error_code) { drain(); });
+    return;
+  }
+  executor_->close();
+  subscriber_->close();
+  // Posted after the completions that closing queued, so they run before the loop stops.
+  asio::post(io_, [this] { io_.stop(); });
 }
 
 std::string client_core::key_of(std::string_view name) const {

@@ -3,13 +3,19 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
+#include <asio/post.hpp>
+#include <asio/steady_timer.hpp>
 #include <relock/config.hpp>
+#include <relock/detail/completion.hpp>
+#include <relock/errors.hpp>
 
 #include "exec/executor.hpp"
 #include "exec/key_sweeper.hpp"
@@ -20,17 +26,54 @@
 
 namespace relock::detail {
 
+// An operation that shutdown must end itself (an acquire that waits, or whose script may be
+// running): it completes with errc::cancelled and takes back any hold it may have taken.
+class shutdown_aware {
+ public:
+  virtual void on_shutdown() = 0;  // I/O thread
+
+ protected:
+  ~shutdown_aware() = default;
+};
+
 class client_core {
  public:
   // Connects the command and subscriber connections; throws relock::error on failure.
   explicit client_core(config settings);
   ~client_core();
 
-  // Stops the I/O thread: work under way completes with errc::cancelled. Called by
-  // ~client while it still holds its reference, so the last reference (often inside a
-  // handler) can never be dropped on the I/O thread itself, which cannot join itself.
+  // Stops the I/O thread: every operation under way completes with errc::cancelled, after
+  // acquires in flight have released what they may have taken (while Redis answers, for at
+  // most command_timeout). Called by ~client while it still holds its reference, so the last
+  // reference (often inside a handler) can never be dropped on the I/O thread itself, which
+  // cannot join itself.
   void shutdown();
   bool stopped() const { return stopped_.load(); }
+
+  // The one door from any thread to the I/O thread: runs f(true) there, or f(false) at once on
+  // the calling thread when the client is shutting down (f then completes with cancelled).
+  // Nothing enters after shutdown has begun, so nothing posted is ever left unrun.
+  template <class F>
+  void enter(F&& f) {
+    if (on_io_thread()) return f(!stopped_.load());
+    std::unique_lock gate(gate_);
+    if (stopped_) {
+      gate.unlock();
+      return f(false);
+    }
+    asio::post(io_, [f = std::forward<F>(f)]() mutable { f(true); });
+  }
+
+  // Operations that shutdown must end (I/O thread only).
+  void track(shutdown_aware& op) { operations_.insert(&op); }
+  void untrack(shutdown_aware& op) { operations_.erase(&op); }
+
+  // A caller's completion that shutdown may end first, with errc::cancelled: whichever comes
+  // first calls it, once. For work whose request may stay on the wire (a query, a release): the
+  // caller is told at once, the request still gets its chance while the connection drains. I/O
+  // thread only; the result too must be called (or dropped) there.
+  template <class... Rest>
+  completion<void(std::error_code, Rest...)> guard(completion<void(std::error_code, Rest...)> done);
   client_core(const client_core&) = delete;
   client_core& operator=(const client_core&) = delete;
 
@@ -53,13 +96,19 @@ class client_core {
   std::string key_of(std::string_view name) const;
 
  private:
+  void begin_shutdown();
+  void drain();
 
   config settings_;
   std::string id_;
   mutable asio::io_context io_;  // mutable: asking "am I on its thread?" changes nothing
   asio::executor_work_guard<asio::io_context::executor_type> work_;
   std::thread thread_;
+  std::mutex gate_;  // orders enter() against the start of shutdown
   std::atomic<bool> stopped_{false};
+  std::unordered_set<shutdown_aware*> operations_;
+  asio::steady_timer drain_timer_{io_};
+  std::chrono::steady_clock::time_point drain_until_{};
   std::vector<std::shared_ptr<net::connection>> commands_;
   std::unique_ptr<exec::executor> executor_;
   std::shared_ptr<pubsub::subscriber> subscriber_;
@@ -68,5 +117,28 @@ class client_core {
   std::unique_ptr<exec::key_sweeper> sweeper_;
   std::string publish_command_;
 };
+
+template <class... Rest>
+completion<void(std::error_code, Rest...)> client_core::guard(
+    completion<void(std::error_code, Rest...)> done) {
+  struct guarded final : shutdown_aware {
+    client_core* core = nullptr;
+    completion<void(std::error_code, Rest...)> done;
+    void on_shutdown() override { finish(make_error_code(errc::cancelled), Rest{}...); }
+    void finish(std::error_code ec, Rest... rest) {
+      if (!done) return;
+      core->untrack(*this);
+      std::exchange(done, {})(ec, std::move(rest)...);
+    }
+    ~guarded() {
+      if (done) core->untrack(*this);
+    }
+  };
+  auto state = std::make_shared<guarded>();
+  state->core = this;
+  state->done = std::move(done);
+  track(*state);
+  return [state](std::error_code ec, Rest... rest) { state->finish(ec, std::move(rest)...); };
+}
 
 }  // namespace relock::detail

@@ -57,6 +57,21 @@ std::size_t executor::awaiting_replies() const {
   return n;
 }
 
+std::size_t executor::live_outstanding() const {
+  std::size_t n = 0;
+  for (const auto& c : pool_) {
+    if (c->ready()) n += c->outstanding();
+  }
+  return n;
+}
+
+void executor::close() {
+  closed_ = true;
+  for (auto& c : pool_) c->close();
+  // Their timers' handlers resend into the closed pool, which fails them with cancelled.
+  for (const auto& call : delayed_) call->delay->cancel();
+}
+
 net::connection& executor::route(std::string_view key) {
   if (pool_.size() > 1) {
     if (const std::size_t h = key_hash_of(key); h != 0) {
@@ -142,8 +157,11 @@ void executor::send_eval(std::shared_ptr<eval_call> call) {
             send_eval(std::move(call));
             return;
           case next_step::retry_after_delay:
+            if (closed_) break;
             call->delay = std::make_unique<asio::steady_timer>(io_, busy_server_delay);
+            delayed_.insert(call);
             call->delay->async_wait([this, call](std::error_code) mutable {
+              delayed_.erase(call);
               send_eval(std::move(call));
             });
             return;

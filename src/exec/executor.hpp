@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <system_error>
 #include <vector>
 
@@ -66,8 +67,16 @@ class executor {
   // waits for. Requests queued on a connection that is down are not counted.
   std::size_t awaiting_replies() const;
 
+  // Requests written or queued on a connection that is up (I/O thread only): what shutdown
+  // lets finish before it closes.
+  std::size_t live_outstanding() const;
+
   // The connection a request for `key` would take now (I/O thread only).
   net::connection& route(std::string_view key);
+
+  // Closes every connection: whatever is outstanding, or waiting to be resent, fails with
+  // errc::cancelled; later requests fail the same way (I/O thread only).
+  void close();
 
  private:
   struct eval_call;
@@ -80,6 +89,8 @@ class executor {
   asio::io_context& io_;
   std::vector<std::shared_ptr<net::connection>> pool_;
   executor_options options_;
+  std::unordered_set<std::shared_ptr<eval_call>> delayed_;  // waiting to be resent
+  bool closed_ = false;
 };
 
 }  // namespace relock::exec

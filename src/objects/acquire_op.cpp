@@ -1,6 +1,5 @@
 #include "objects/acquire_op.hpp"
 
-#include <asio/dispatch.hpp>
 #include <asio/post.hpp>
 #include <asio/steady_timer.hpp>
 #include <relock/errors.hpp>
@@ -17,7 +16,14 @@ using steady = std::chrono::steady_clock;
 // still bounded, so a lost message costs at most this.
 constexpr std::chrono::milliseconds no_ttl_recheck{1'000};
 
-class acquire_op : public std::enable_shared_from_this<acquire_op> {
+// A waiting acquire whose try failed for want of Redis (connection lost, no reply in time) tries
+// again after this, while its deadline lasts. The connection itself reconnects with backoff, and
+// a try sent meanwhile waits in its queue; this only keeps failures from spinning.
+constexpr std::chrono::milliseconds retry_after_outage{100};
+
+bool outage(std::error_code ec) { return ec == errc::timeout || ec == errc::connection; }
+
+class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutdown_aware {
  public:
   acquire_op(std::shared_ptr<client_core> core, acquire_request request, acquire_callback done)
       : core_(std::move(core)), request_(std::move(request)), done_(std::move(done)),
@@ -32,7 +38,10 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   }
 
   void start() {
+    if (core_->stopped()) return finish(errc::cancelled, false, "the client has been destroyed");
     if (request_.stop.stop_requested()) return finish(errc::cancelled, false, "cancelled");
+    core_->track(*this);
+    tracked_ = true;
     if (request_.stop.stop_possible()) {
       std::weak_ptr<acquire_op> weak = shared_from_this();
       asio::io_context& io = core_->io();
@@ -60,16 +69,29 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   }
 
   void on_reply(std::error_code ec, resp::reply r) {
+    if (shutting_down_) return end_for_shutdown(ec, r);
     if (ec) {
-      if (ec == errc::timeout || ec == errc::connection) release_if_taken_unseen();
+      if (outage(ec)) release_if_taken_unseen();
       if (r.error_code() == "NON_REENTRANT_REACQUIRE") ec = errc::non_reentrant;
+      // A wait rides through an outage: reconnect (the connection does), resubscribe (the
+      // subscriber does), try again; fail only when the deadline finds Redis still away.
+      if (outage(ec) && request_.wait && !cancel_requested_) {
+        if (deadline_passed()) return finish(errc::connection, false, r.str);
+        outage_ = ec;
+        outage_detail_ = r.str;
+        phase_ = phase::sleeping;
+        arm_timer(retry_after_outage);
+        return;
+      }
       return finish(ec, false, r.str);
     }
+    outage_ = {};
     if (r.is_nil()) {
       // Recorded before the caller hears of it, so the watchdog never misses a renewal.
       core_->watchdog().held(request_.key, request_.field, request_.lease,
                              request_.watchdog ? &request_.kind->renew : nullptr,
-                             std::move(request_.on_lost));
+                             std::move(request_.on_lost),
+                             request_.listen_for_loss ? request_.channel : std::string());
       return finish({}, true, {});
     }
     if (cancel_requested_) return finish(errc::cancelled, false, "cancelled");
@@ -94,9 +116,25 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
                             });
       return;
     }
-    if (waiter_.signalled || core_->waiters().take_permit(waiter_)) return attempt();
+    // A TTL of 0 is the holder's last millisecond: the key is gone by the next try.
+    if (waiter_.signalled || core_->waiters().take_permit(waiter_) || holder_ttl.count() == 0) {
+      return attempt();
+    }
     phase_ = phase::sleeping;
     arm_timer(holder_ttl.count() > 0 ? holder_ttl : no_ttl_recheck);
+  }
+
+  // The client is shutting down and this try's reply has come: nobody will hear of a hold, so
+  // whatever it may have taken goes back before the caller hears errc::cancelled.
+  void end_for_shutdown(std::error_code ec, const resp::reply& r) {
+    if (!ec && r.is_nil()) {
+      release_now(core_, release_request{request_.key, request_.channel, request_.field,
+                                         request_.kind, /*cleanup=*/true},
+                  [](std::error_code, std::string) {});
+    } else if (ec && (outage(ec) || ec == errc::cancelled)) {
+      release_if_taken_unseen();
+    }
+    finish(errc::cancelled, false, "the client has been destroyed");
   }
 
   // Sleeps until `for_at_most` (if any) or the caller's deadline, whichever is first.
@@ -118,7 +156,11 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       return;  // otherwise the confirmation cancelled the timer and has taken over
     }
     if (phase_ != phase::sleeping) return;
-    if (deadline_passed() && !waiter_.signalled) return finish({}, false, {});
+    if (deadline_passed() && !waiter_.signalled) {
+      // A wait that ends while Redis is still away says so, not "not acquired".
+      if (outage_) return finish(errc::connection, false, outage_detail_);
+      return finish({}, false, {});
+    }
     attempt();
   }
 
@@ -129,6 +171,14 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     if (phase_ != phase::trying) finish(errc::cancelled, false, "cancelled");
   }
 
+  void on_shutdown() override {
+    if (phase_ == phase::done) return;
+    shutting_down_ = true;
+    cancel_requested_ = true;
+    // A try under way is ended by its reply (or by the connection closing under it).
+    if (phase_ != phase::trying) finish(errc::cancelled, false, "the client has been destroyed");
+  }
+
   bool deadline_passed() const { return request_.deadline && steady::now() >= *request_.deadline; }
 
   // A try whose reply never came may still have run. If this owner held nothing before, release
@@ -136,12 +186,12 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   // harmless when the try did not run.
   void release_if_taken_unseen() {
     if (core_->watchdog().held_by(request_.key, request_.field)) return;
-    start_release(core_, release_request{request_.key, request_.channel, request_.field,
-                                         request_.kind, /*cleanup=*/true},
+    release_now(core_, release_request{request_.key, request_.channel, request_.field,
+                                       request_.kind, /*cleanup=*/true},
                   [core = core_, key = request_.key](std::error_code ec, std::string) {
                     if (!ec) {
                       core->log(log_level::warning,
-                                "released '" + key + "' taken by an acquire that timed out");
+                                "released '" + key + "' taken by an acquire whose reply was lost");
                     }
                   });
   }
@@ -149,6 +199,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   void finish(std::error_code ec, bool acquired, std::string detail) {
     if (phase_ == phase::done) return;
     phase_ = phase::done;
+    if (tracked_) core_->untrack(*this);
+    tracked_ = false;
     if (queued_) core_->waiters().leave(waiter_, acquired);
     queued_ = false;
     timer_.cancel();
@@ -165,6 +217,10 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   phase phase_ = phase::trying;
   bool queued_ = false;
   bool cancel_requested_ = false;
+  bool shutting_down_ = false;
+  bool tracked_ = false;
+  std::error_code outage_;  // the last try failed for want of Redis
+  std::string outage_detail_;
   std::optional<std::stop_callback<std::function<void()>>> stop_callback_;
 };
 
@@ -172,9 +228,10 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
 
 void start_acquire(std::shared_ptr<client_core> core, acquire_request request,
                    acquire_callback done) {
-  asio::io_context& io = core->io();
-  asio::dispatch(io, [core = std::move(core), request = std::move(request),
-                      done = std::move(done)]() mutable {
+  client_core& door = *core;
+  door.enter([core = std::move(core), request = std::move(request),
+              done = std::move(done)](bool running) mutable {
+    if (!running) return done(errc::cancelled, false, "the client has been destroyed");
     std::make_shared<acquire_op>(std::move(core), std::move(request), std::move(done))->start();
   });
 }

@@ -29,6 +29,7 @@ struct acquire_request {
   std::optional<std::chrono::steady_clock::time_point> deadline;  // with wait; none = for ever
   std::stop_token stop;
   std::function<void(std::error_code)> on_lost;
+  bool listen_for_loss = false;  // while held, check the hold on every message of `channel`
   const lock_kind* kind = nullptr;
 };
 

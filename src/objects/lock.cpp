@@ -15,9 +15,8 @@ namespace detail {
 std::chrono::milliseconds checked_millis(double ms, const char* what) {
   // 100 years: far beyond any real lease or wait, and far from steady_clock's overflow.
   constexpr double limit = 100.0 * 365 * 24 * 3600 * 1000;
-  if (std::isnan(ms) || ms < 0) {
-    throw error(errc::invalid_argument, std::string(what) + " must not be negative");
-  }
+  if (std::isnan(ms)) throw error(errc::invalid_argument, std::string(what) + " is not a number");
+  if (ms < 0) throw error(errc::invalid_argument, std::string(what) + " must not be negative");
   if (ms > limit) throw error(errc::invalid_argument, std::string(what) + " is over 100 years");
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(ms)));
 }
@@ -52,6 +51,7 @@ void Lock::start_acquire(owner who, lock_options options, bool empty_wait_is_for
   if (options.wait) r.deadline = std::chrono::steady_clock::now() + *options.wait;
   r.stop = std::move(options.stop);
   r.on_lost = std::move(options.on_lost);
+  r.listen_for_loss = options.listen_for_loss;
   r.kind = kind_;
   detail::start_acquire(core_, std::move(r), std::move(done));
 }
@@ -133,12 +133,19 @@ void Lock::unlock_reporting(std::error_code* out) noexcept {
 bool Lock::force_unlock() {
   detail::refuse_io_thread(*core_, "force_unlock");
   auto [ec, r] = relock::detail::wait_for<std::error_code, resp::reply>([&](auto done) {
-    core_->executor().eval(kind_->force_release, {key_, channel_},
-                           {kind_->on_release == detail::wake_rule::wake_one ? "0" : "1",
-                            core_->publish_command()},
-                           std::move(done));
+    core_->enter([core = core_, kind = kind_, keys = std::vector<std::string>{key_, channel_},
+                  done = detail::completion<void(std::error_code, resp::reply)>(
+                      std::move(done))](bool running) mutable {
+      if (!running) return done(errc::cancelled, resp::reply{});
+      core->executor().eval(kind->force_release, std::move(keys),
+                            {kind->on_release == detail::wake_rule::wake_one ? "0" : "1",
+                             core->publish_command()},
+                            core->guard(std::move(done)));
+    });
   });
-  if (ec) throw error(ec, "force_unlock '" + name_ + "': " + r.str);
+  if (ec) {
+    throw error(ec, "force_unlock '" + name_ + "': " + (r.str.empty() ? ec.message() : r.str));
+  }
   return r.integer == 1;
 }
 

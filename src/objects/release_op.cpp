@@ -1,6 +1,5 @@
 #include "objects/release_op.hpp"
 
-#include <asio/dispatch.hpp>
 #include <relock/errors.hpp>
 
 #include "client_core.hpp"
@@ -8,10 +7,9 @@
 #include "objects/naming.hpp"
 
 namespace relock::detail {
-namespace {
 
-void release_on_io(const std::shared_ptr<client_core>& core, release_request request,
-                   release_callback done) {
+void release_now(const std::shared_ptr<client_core>& core, release_request request,
+                 release_callback done) {
   auto plan = request.cleanup ? renewal::watchdog::release_plan{}
                               : core->watchdog().releasing(request.key, request.field);
   if (request.cleanup) plan.lease = core->settings().watchdog_lease;
@@ -54,14 +52,13 @@ void release_on_io(const std::shared_ptr<client_core>& core, release_request req
       cleanup ? settings.unlock_latch_ttl : std::chrono::milliseconds::zero());
 }
 
-}  // namespace
-
 void start_release(std::shared_ptr<client_core> core, release_request request,
                    release_callback done) {
-  asio::io_context& io = core->io();
-  asio::dispatch(io, [core = std::move(core), request = std::move(request),
-                      done = std::move(done)]() mutable {
-    release_on_io(core, std::move(request), std::move(done));
+  client_core& door = *core;
+  door.enter([core = std::move(core), request = std::move(request),
+              done = std::move(done)](bool running) mutable {
+    if (!running) return done(errc::cancelled, "the client has been destroyed");
+    release_now(core, std::move(request), core->guard(std::move(done)));
   });
 }
 

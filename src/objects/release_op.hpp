@@ -26,7 +26,14 @@ struct release_request {
 // held the lock, but the hold expired or was deleted.
 using release_callback = completion<void(std::error_code, std::string)>;
 
+// Any thread; the work and the callback happen on the I/O thread. A client shutting down
+// completes it with errc::cancelled at once.
 void start_release(std::shared_ptr<client_core> core, release_request request,
                    release_callback done);
+
+// The same, from the I/O thread, even while the client shuts down: for relock's own cleanups
+// (an acquire taking back what it may have taken).
+void release_now(const std::shared_ptr<client_core>& core, release_request request,
+                 release_callback done);
 
 }  // namespace relock::detail

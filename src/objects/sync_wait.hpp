@@ -45,9 +45,17 @@ inline resp::reply run_blocking(client_core& core, std::string_view key, resp::r
                                 const char* what) {
   refuse_io_thread(core, what);
   auto [ec, r] = wait_for<std::error_code, resp::reply>([&](auto done) {
-    core.executor().run(key, std::move(request), std::move(done));
+    core.enter([&core, key = std::string(key), request = std::move(request),
+                done = completion<void(std::error_code, resp::reply)>(std::move(done))](
+                   bool running) mutable {
+      if (!running) return done(errc::cancelled, resp::reply{});
+      core.executor().run(key, std::move(request), core.guard(std::move(done)));
+    });
   });
-  if (ec) throw error(ec, std::string(what) + " '" + std::string(key) + "': " + r.str);
+  if (ec) {
+    throw error(ec, std::string(what) + " '" + std::string(key) + "': " +
+                        (r.str.empty() ? ec.message() : r.str));
+  }
   return std::move(r);
 }
 

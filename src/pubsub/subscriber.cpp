@@ -59,6 +59,7 @@ void subscriber::close() {
   channels_.clear();
   for (auto& [name, state] : channels) {
     for (auto& c : state.waiting) {
+      c->timer->cancel();
       if (c->callback) std::exchange(c->callback, {})(errc::cancelled);
     }
   }
@@ -96,8 +97,14 @@ listener_ptr subscriber::add(std::string channel, listener_function on_event,
   c->who = l;
   c->callback = std::move(confirmed);
   c->timer = std::make_unique<asio::steady_timer>(io_, confirm_timeout_);
-  c->timer->async_wait([c](std::error_code ec) {
-    if (!ec && c->callback) std::exchange(c->callback, {})(errc::timeout);
+  c->timer->async_wait([weak = weak_from_this(), c, channel](std::error_code ec) {
+    auto self = weak.lock();
+    if (ec || !c->callback || !self) return;
+    // Its listener stays; when the channel is confirmed at last, listeners hear `resubscribed`
+    // (they may have missed messages meanwhile).
+    auto it = self->channels_.find(channel);
+    if (it != self->channels_.end()) it->second.confirmed_before = true;
+    std::exchange(c->callback, {})(errc::timeout);
   });
   state.waiting.push_back(std::move(c));
   // While unsubscribing, the `unsubscribe` confirmation sees listeners and subscribes again.

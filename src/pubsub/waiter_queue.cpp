@@ -1,6 +1,7 @@
 #include "pubsub/waiter_queue.hpp"
 
 #include <asio/post.hpp>
+#include <relock/errors.hpp>
 
 namespace relock::pubsub {
 
@@ -18,8 +19,9 @@ void waiter_queues::join(const std::string& channel, waiter& w, ready_callback r
   (q.tail ? q.tail->next_ : q.head) = &w;
   q.tail = &w;
 
-  if (q.confirmed) {
-    asio::post(subscriber_.io(), [ready = std::move(ready)]() mutable { ready({}); });
+  if (q.confirmed || q.unconfirmed) {
+    const std::error_code ec = q.confirmed ? std::error_code() : make_error_code(errc::timeout);
+    asio::post(subscriber_.io(), [ready = std::move(ready), ec]() mutable { ready(ec); });
     return;
   }
   q.not_ready.emplace_back(&w, std::move(ready));
@@ -36,14 +38,9 @@ void waiter_queues::subscribe(const std::shared_ptr<queue>& q) {
       [this, weak](std::error_code ec) {
         auto alive = weak.lock();
         if (!alive) return;
-        if (ec) {
-          // Try again with the next joiner; these waiters go on without messages, bounded by
-          // the holder's TTL.
-          subscriber_.remove(alive->listener);
-          alive->listener.reset();
-        } else {
-          alive->confirmed = true;
-        }
+        // Unconfirmed: these waiters go on without messages, bounded by the holder's TTL, and
+        // the listener stays, so the subscriber renews the channel once Redis is back.
+        (ec ? alive->unconfirmed : alive->confirmed) = true;
         auto ready = std::move(alive->not_ready);
         alive->not_ready.clear();
         for (auto& [who, callback] : ready) callback(ec);
@@ -75,6 +72,10 @@ bool waiter_queues::take_permit(const waiter& w) {
 }
 
 void waiter_queues::on_event(queue& q, const event& e) {
+  if (e.kind == event_kind::resubscribed) {
+    q.confirmed = true;
+    q.unconfirmed = false;
+  }
   if (e.kind == event_kind::message && e.payload == "0") {
     wake_one(q);
   } else {

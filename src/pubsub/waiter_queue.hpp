@@ -41,7 +41,8 @@ class waiter_queues {
   explicit waiter_queues(subscriber& s) : subscriber_(s) {}
 
   // Queues `w` on `channel`. `ready` runs (posted) once the channel's subscription is confirmed,
-  // or with the error that kept it from being confirmed.
+  // or with the error that kept it from being confirmed. An unconfirmed subscription is kept:
+  // when the subscriber gets it back after a reconnect, every waiter is woken to try again.
   void join(const std::string& channel, waiter& w, ready_callback ready);
 
   // Unlinks `w`. A waiter that was woken and leaves without having used the wake (it gave up,
@@ -61,6 +62,9 @@ class waiter_queues {
     waiter* tail = nullptr;
     std::size_t permits = 0;
     bool confirmed = false;
+    // The subscription was not confirmed in time (Redis away): joiners go on without messages
+    // until the subscriber gets the channel back and says so (resubscribed).
+    bool unconfirmed = false;
     std::vector<std::pair<waiter*, ready_callback>> not_ready;
   };
 

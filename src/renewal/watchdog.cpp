@@ -6,8 +6,10 @@
 
 namespace relock::renewal {
 
-watchdog::watchdog(exec::executor& executor, watchdog_options options)
-    : executor_(executor), options_(std::move(options)), timer_(executor.io()) {}
+watchdog::watchdog(exec::executor& executor, pubsub::subscriber& subscriber,
+                   watchdog_options options)
+    : executor_(executor), subscriber_(subscriber), options_(std::move(options)),
+      timer_(executor.io()) {}
 
 void watchdog::log(log_level level, const std::string& text) const {
   if (options_.log) options_.log(level, text);
@@ -15,11 +17,22 @@ void watchdog::log(log_level level, const std::string& text) const {
 
 void watchdog::held(const std::string& key, const std::string& field,
                     std::chrono::milliseconds lease, const exec::script* renew,
-                    std::function<void(std::error_code)> on_lost) {
+                    std::function<void(std::error_code)> on_lost, const std::string& listen_on) {
   hold_key id{key, field};
   lost_.erase(id);
   hold& h = holds_[id];
   if (h.count == 0) h.generation = next_generation_++;
+  if (!listen_on.empty() && !h.listener) {
+    const std::uint64_t generation = h.generation;
+    // Any event may mean the hold was taken away (a message) or that messages were missed (a
+    // resubscription): check. A check while disconnected fails, and the renewal still guards.
+    h.listener = subscriber_.add(
+        listen_on,
+        [this, id, generation](const pubsub::event& e) {
+          if (e.kind != pubsub::event_kind::disconnected) check_still_held(id, generation);
+        },
+        [](std::error_code) {});
+  }
   // Conservative: the acquire ran on the server before its reply, so before now.
   h.confirmed_at = std::chrono::steady_clock::now();
   ++h.count;
@@ -43,12 +56,35 @@ watchdog::release_plan watchdog::releasing(const std::string& key, const std::st
   }
   plan.known = true;
   plan.lease = it->second.lease;
-  if (--it->second.count <= 0) holds_.erase(it);
+  if (--it->second.count <= 0) drop(it);
   return plan;
 }
 
 void watchdog::forget(const std::string& key, const std::string& field) {
-  holds_.erase(hold_key{key, field});
+  if (auto it = holds_.find(hold_key{key, field}); it != holds_.end()) drop(it);
+}
+
+void watchdog::drop(std::map<hold_key, hold>::iterator it) {
+  if (it->second.listener) subscriber_.remove(it->second.listener);
+  holds_.erase(it);
+}
+
+std::optional<std::chrono::steady_clock::time_point> watchdog::confirmed_at(
+    const std::string& key, const std::string& field) const {
+  auto it = holds_.find(hold_key{key, field});
+  if (it == holds_.end()) return std::nullopt;
+  return it->second.confirmed_at;
+}
+
+void watchdog::check_still_held(const hold_key& id, std::uint64_t generation) {
+  resp::request hexists;
+  hexists.push({"HEXISTS", id.first, id.second});
+  executor_.run(id.first, std::move(hexists),
+                [this, id, generation](std::error_code ec, resp::reply r) {
+                  auto it = holds_.find(id);
+                  if (ec || it == holds_.end() || it->second.generation != generation) return;
+                  if (r.integer == 0) lost(id, errc::lock_lost);
+                });
 }
 
 void watchdog::stop() {
@@ -139,7 +175,7 @@ void watchdog::lost(const hold_key& id, errc why) {
   auto on_lost = std::move(it->second.on_lost);
   const auto since = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - it->second.confirmed_at);
-  holds_.erase(it);
+  drop(it);
   lost_.insert(id);
   log(log_level::warning,
       "lock '" + id.first + "' held by " + id.second +

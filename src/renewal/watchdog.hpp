@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -28,6 +29,7 @@
 #include <relock/errors.hpp>
 
 #include "exec/executor.hpp"
+#include "pubsub/subscriber.hpp"
 
 namespace relock::renewal {
 
@@ -43,11 +45,13 @@ struct watchdog_options {
 
 class watchdog {
  public:
-  watchdog(exec::executor& executor, watchdog_options options);
+  watchdog(exec::executor& executor, pubsub::subscriber& subscriber, watchdog_options options);
 
-  // `renew` is null for a fixed lease.
+  // `renew` is null for a fixed lease. With a `listen_on` channel, every message there (and every
+  // resubscription) checks the hold at once, so a hold taken away is lost within a round trip.
   void held(const std::string& key, const std::string& field, std::chrono::milliseconds lease,
-            const exec::script* renew, std::function<void(std::error_code)> on_lost);
+            const exec::script* renew, std::function<void(std::error_code)> on_lost,
+            const std::string& listen_on = {});
 
   struct release_plan {
     bool known = false;  // we recorded this hold
@@ -62,6 +66,10 @@ class watchdog {
   bool held_by(const std::string& key, const std::string& field) const {
     return holds_.contains(hold_key{key, field});
   }
+  // The confirmed time of a hold: when the last renewal (or the acquire) that reached Redis was
+  // sent. For tests and logs.
+  std::optional<std::chrono::steady_clock::time_point> confirmed_at(const std::string& key,
+                                                                    const std::string& field) const;
   std::size_t holds() const { return holds_.size(); }
   std::size_t renewals_sent() const { return renewals_sent_; }
   void stop();
@@ -77,6 +85,7 @@ class watchdog {
     // When a renewal (or the acquire) that reached the server was sent: the key lives at
     // least until confirmed_at + lease.
     std::chrono::steady_clock::time_point confirmed_at;
+    pubsub::listener_ptr listener;  // listen_for_loss: the hold's channel
   };
   struct renewal_target {
     hold_key id;
@@ -89,9 +98,12 @@ class watchdog {
   void renew(const exec::script& script, std::vector<renewal_target> batch);
   void expire_unconfirmed(time_point now);
   void lost(const hold_key& id, errc why);
+  void check_still_held(const hold_key& id, std::uint64_t generation);
+  void drop(std::map<hold_key, hold>::iterator it);
   void log(log_level level, const std::string& text) const;
 
   exec::executor& executor_;
+  pubsub::subscriber& subscriber_;
   watchdog_options options_;
   asio::steady_timer timer_;
   bool armed_ = false;

@@ -94,9 +94,15 @@ TEST(lock_watchdog, a_deleted_key_is_detected_as_lost) {
   c.watchdog_lease = 900ms;
   std::mutex m;
   std::vector<std::string> lost;
-  c.on_lock_lost = [&](std::string_view key, std::string_view, std::error_code) {
+  std::vector<std::string> warnings;
+  c.on_lock_lost = [&](std::string_view key, std::string_view, std::error_code why) {
     std::lock_guard g(m);
+    EXPECT_EQ(why, errc::lock_lost);
     lost.emplace_back(key);
+  };
+  c.log = [&](relock::log_level level, std::string_view text) {
+    std::lock_guard g(m);
+    if (level == relock::log_level::warning) warnings.emplace_back(text);
   };
   relock::client client(c);
   auto raw = raw_client::to(server);
@@ -114,10 +120,64 @@ TEST(lock_watchdog, a_deleted_key_is_detected_as_lost) {
   {
     std::lock_guard g(m);
     EXPECT_EQ(lost, std::vector<std::string>{"stolen"});
+    // The log says which lock, whose hold, what happened and when it was last confirmed.
+    bool named = false;
+    for (const auto& w : warnings) {
+      named = named || (w.find("'stolen'") != std::string::npos &&
+                        w.find(lk.owner_field(relock::owner::current_thread())) !=
+                            std::string::npos &&
+                        w.find("gone") != std::string::npos &&
+                        w.find("last confirmed") != std::string::npos);
+    }
+    EXPECT_TRUE(named) << "no warning names the lost hold";
   }
   std::error_code ec;
   lk.unlock(ec);
   EXPECT_EQ(ec, errc::lock_lost);
+}
+
+TEST(lock_watchdog, a_hold_that_listens_for_loss_hears_a_force_unlock_at_once) {
+  redis_server server;
+  relock::client client(settings_for(server));  // 30 s lease: the next renewal is 10 s away
+  relock::client other(settings_for(server));
+  for (bool fixed_lease : {false, true}) {
+    auto lk = client.lock("taken-away");
+    std::promise<std::error_code> told;
+    relock::lock_options o;
+    if (fixed_lease) o.lease = 60s;
+    o.listen_for_loss = true;
+    o.on_lost = [&](std::error_code ec) { told.set_value(ec); };
+    const auto me = relock::owner::unique();
+    lk.async_lock(me, o, asio::use_future).get();
+    const auto start = steady::now();
+    ASSERT_TRUE(other.lock("taken-away").force_unlock());
+    auto heard = told.get_future();
+    ASSERT_EQ(heard.wait_for(5s), std::future_status::ready) << "fixed lease " << fixed_lease;
+    EXPECT_EQ(heard.get(), errc::lock_lost);
+    EXPECT_LT(steady::now() - start, 3s);
+    std::promise<std::error_code> unlocked;
+    lk.async_unlock(me, [&](std::error_code e) { unlocked.set_value(e); });
+    EXPECT_EQ(unlocked.get_future().get(), errc::lock_lost);
+    EXPECT_EQ(watchdog_holds(client), 0u);
+  }
+  // A hold released normally is not reported, and its subscription goes with it.
+  auto lk = client.lock("kept");
+  std::atomic<int> lost{0};
+  relock::lock_options o;
+  o.listen_for_loss = true;
+  o.on_lost = [&](std::error_code) { ++lost; };
+  const auto me = relock::owner::unique();
+  lk.async_lock(me, o, asio::use_future).get();
+  lk.async_unlock(me, asio::use_future).get();
+  auto raw = raw_client::to(server);
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return raw.command({"PUBSUB", "NUMSUB", "redisson_lock__channel:{kept}"})
+                   .elements.at(1)
+                   .integer == 0;
+      },
+      2s));
+  EXPECT_EQ(lost.load(), 0);
 }
 
 TEST(lock_watchdog, renewals_that_fail_in_an_outage_are_retried_while_the_lease_lasts) {
@@ -151,7 +211,10 @@ TEST(lock_watchdog, a_server_unreachable_past_the_lease_is_reported_as_lost) {
   c.watchdog_lease = 600ms;
   c.command_timeout = 200ms;
   std::atomic<int> lost{0};
-  c.on_lock_lost = [&](std::string_view, std::string_view, std::error_code) { ++lost; };
+  c.on_lock_lost = [&](std::string_view, std::string_view, std::error_code why) {
+    EXPECT_EQ(why, errc::renewal_failed);  // not "found gone": nobody could look
+    ++lost;
+  };
   relock::client client(c);
   auto lk = client.lock("unreachable");
   lk.lock();
