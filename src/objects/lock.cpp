@@ -1,5 +1,6 @@
 #include <relock/lock.hpp>
 
+#include <charconv>
 #include <cmath>
 
 #include "client_core.hpp"
@@ -171,7 +172,15 @@ std::int64_t Lock::hold_count(owner o) const { return hold_count(field(o)); }
 std::int64_t Lock::hold_count(std::string_view owner_field) const {
   auto r = detail::run_blocking(*core_, key_, resp::request{"HGET", key_, owner_field},
                                 "hold_count");
-  return r.is_nil() ? 0 : std::stoll(r.str);
+  if (r.is_nil()) return 0;
+  std::int64_t holds = 0;
+  const auto [end, ec] = std::from_chars(r.str.data(), r.str.data() + r.str.size(), holds);
+  if (ec != std::errc() || end != r.str.data() + r.str.size()) {
+    // Another client's data under this name, not a hold count.
+    throw error(errc::wrong_type, "hold_count '" + name_ + "': the field holds '" + r.str +
+                                      "', not a hold count: is it a lock?");
+  }
+  return holds;
 }
 
 std::optional<std::chrono::milliseconds> Lock::remaining_lease() const {

@@ -88,6 +88,8 @@ TEST(lock_faults, force_unlock_refuses_what_is_not_a_lock_and_changes_nothing) {
   EXPECT_EQ(raw.command({"GET", "str"}).str, "precious");
   EXPECT_EQ(raw.command({"LLEN", "list"}).integer, 2);
   EXPECT_EQ(raw.command({"HGET", "user", "name"}).str, "bob");
+  // hold_count of a field that is not a count says so (it was std::invalid_argument).
+  EXPECT_EQ(error_of([&] { client.lock("user").hold_count("name"); }), errc::wrong_type);
   // A read-write lock's hash is a lock: it goes.
   EXPECT_TRUE(client.lock("rw").force_unlock());
   EXPECT_EQ(raw.command({"EXISTS", "rw"}).integer, 0);
