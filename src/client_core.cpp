@@ -5,6 +5,7 @@
 
 #include <asio/post.hpp>
 #include <relock/errors.hpp>
+#include <relock/lock.hpp>  // declares io_of as exported
 
 #include "net/endpoint.hpp"
 #include "net/io_loop.hpp"
