@@ -24,16 +24,6 @@ namespace {
 
 using steady = std::chrono::steady_clock;
 
-// The error a blocking call ended with (none when it returned normally).
-template <class F>
-std::error_code error_of(F f) {
-  try {
-    f();
-  } catch (const relock::error& e) {
-    return e.code();
-  }
-  return {};
-}
 
 // A lock held for a minute by a client that is not under test.
 void hold_elsewhere(raw_client& raw, const std::string& key) {
@@ -41,9 +31,6 @@ void hold_elsewhere(raw_client& raw, const std::string& key) {
   raw.command({"PEXPIRE", key, "60000"});
 }
 
-bool subscribed(raw_client& raw, const std::string& channel) {
-  return raw.command({"PUBSUB", "NUMSUB", channel}).elements.at(1).integer >= 1;
-}
 
 // Every completion of one async operation, so "exactly once" can be checked.
 struct outcomes {

@@ -20,6 +20,22 @@ inline std::string my_field(const relock::client& c) {
   return c.id() + ":" + std::to_string(relock::owner::current_thread().id());
 }
 
+// The relock error a call ended with; none when it returned normally.
+template <class F>
+std::error_code error_of(F f) {
+  try {
+    f();
+  } catch (const relock::error& e) {
+    return e.code();
+  }
+  return {};
+}
+
+// True once some client (a waiter) is subscribed to `channel` on the server.
+inline bool subscribed(raw_client& raw, const std::string& channel) {
+  return raw.command({"PUBSUB", "NUMSUB", channel}).elements.at(1).integer >= 1;
+}
+
 // Runs `f` on a new thread (a different owner) and waits for it.
 template <class F>
 auto on_other_thread(F f) {

@@ -9,20 +9,6 @@ using namespace std::chrono_literals;
 using namespace relock::test;
 using relock::errc;
 
-namespace {
-
-template <class F>
-std::error_code error_of(F f) {
-  try {
-    f();
-  } catch (const relock::error& e) {
-    return e.code();
-  }
-  return {};
-}
-
-}  // namespace
-
 TEST(lock_faults, bad_names_are_refused_before_any_io) {
   redis_server server;
   relock::client client(settings_for(server));

@@ -13,19 +13,7 @@ namespace {
 
 using steady = std::chrono::steady_clock;
 
-template <class F>
-std::error_code error_of(F f) {
-  try {
-    f();
-  } catch (const relock::error& e) {
-    return e.code();
-  }
-  return {};
-}
 
-bool subscribed(raw_client& raw, const std::string& channel) {
-  return raw.command({"PUBSUB", "NUMSUB", channel}).elements.at(1).integer >= 1;
-}
 
 relock::config quick_reconnects(const redis_server& server) {
   auto c = settings_for(server);
