@@ -10,5 +10,6 @@ extern const std::string_view lock_acquire_once;
 extern const std::string_view lock_release;
 extern const std::string_view lock_force_release;
 extern const std::string_view lock_renew;
+extern const std::string_view lock_inspect;
 
 }  // namespace relock::scripts

@@ -1,0 +1,44 @@
+-- What a name holds, for client::inspect: the name's key and the lock family's auxiliary keys,
+-- read in one call so the snapshot is consistent. Reads only. Each auxiliary key is read only
+-- when it has the type its command expects: a key of another type would make the call fail.
+-- KEYS[1] the name's key, KEYS[2] fencing token, KEYS[3] fair queue, KEYS[4] fair timeouts.
+-- A flat array, `false` for nil (a nil would end a Lua array early):
+--   1 TYPE of KEYS[1]   2 its PTTL   3 its hash as HGETALL, or its string, or false
+--   4 TYPE of KEYS[2]   5 the token when a string, else false
+--   6 TYPE of KEYS[3]   7 the queue, head first, when a list, else empty
+--   8 TYPE of KEYS[4]   9 each queued owner's score when a zset (false if it has none)
+local function type_of(key)
+  return redis.call('type', key)['ok']
+end
+
+local kind = type_of(KEYS[1])
+local body = false
+if kind == 'hash' then
+  body = redis.call('hgetall', KEYS[1])
+elseif kind == 'string' and redis.call('strlen', KEYS[1]) <= 20 then
+  -- Only a counter's value is of use, and no 64-bit integer is longer: a large blob stays put.
+  body = redis.call('get', KEYS[1])
+end
+
+local token_kind = type_of(KEYS[2])
+local token = false
+if token_kind == 'string' then
+  token = redis.call('get', KEYS[2])
+end
+
+local queue_kind = type_of(KEYS[3])
+local queue = {}
+if queue_kind == 'list' then
+  queue = redis.call('lrange', KEYS[3], 0, -1)
+end
+
+local timeout_kind = type_of(KEYS[4])
+local scores = {}
+if timeout_kind == 'zset' then
+  for i, owner in ipairs(queue) do
+    scores[i] = redis.call('zscore', KEYS[4], owner)
+  end
+end
+
+return {kind, redis.call('pttl', KEYS[1]), body, token_kind, token, queue_kind, queue,
+        timeout_kind, scores}
