@@ -48,11 +48,11 @@ T parse_number(std::string_view url, std::string_view text, std::string_view wha
 }  // namespace
 
 std::string redacted_url(std::string_view url) {
-  // The credentials end at the last '@' before the path; a password follows the first ':'.
+  // A password follows the first ':' of the credentials.
   const auto scheme_end = url.find("://");
   const auto from = scheme_end == std::string_view::npos ? 0 : scheme_end + 3;
-  const auto path = url.find('/', from);
-  const auto authority = url.substr(from, path == std::string_view::npos ? url.npos : path - from);
+  // As parse_url reads it: the credentials end at the last '@', wherever a '/' is.
+  const auto authority = url.substr(from);
   const auto at = authority.rfind('@');
   if (at == std::string_view::npos) return std::string(url);
   const auto colon = authority.find(':');
@@ -72,15 +72,22 @@ endpoint parse_url(std::string_view url) {
   std::string_view rest = url.substr(scheme.size());
   endpoint ep;
 
+  // Credentials end at the last '@' (a password may hold '/' or '@'; a database never does),
+  // so the path is looked for only after them.
+  std::string_view credentials;
+  bool has_credentials = false;
+  if (auto at = rest.rfind('@'); at != std::string_view::npos) {
+    credentials = rest.substr(0, at);
+    has_credentials = true;
+    rest = rest.substr(at + 1);
+  }
   if (auto slash = rest.find('/'); slash != std::string_view::npos) {
     std::string_view db = rest.substr(slash + 1);
     if (!db.empty()) ep.db = parse_number<int>(url, db, "database");
     if (ep.db < 0) bad_url(url, "negative database");
     rest = rest.substr(0, slash);
   }
-  if (auto at = rest.rfind('@'); at != std::string_view::npos) {
-    std::string_view credentials = rest.substr(0, at);
-    rest = rest.substr(at + 1);
+  if (has_credentials) {
     if (auto colon = credentials.find(':'); colon != std::string_view::npos) {
       ep.user = percent_decode(url, credentials.substr(0, colon));
       ep.password = percent_decode(url, credentials.substr(colon + 1));

@@ -52,7 +52,8 @@ TEST(parse_url, refuses_bad_urls_with_a_reason) {
 
 TEST(parse_url, never_shows_a_password_in_its_errors) {
   for (const char* bad : {"redis://:s3cret@127.0.0.1:abc", "redis://app:s3cret@h:", "redis://s3cret@h:0",
-                          "redis://app:s3cret@h/x", "redis://:s3cret@[::1"}) {
+                          "redis://app:s3cret@h/x", "redis://:s3cret@[::1",
+                          "redis://:pa/s3cret@127.0.0.1:abc", "redis://:pa/s3cret@h/x"}) {
     try {
       parse_url(bad);
       ADD_FAILURE() << bad << " was accepted";
@@ -73,4 +74,13 @@ TEST(redacted_url, hides_exactly_the_password) {
   EXPECT_EQ(redacted_url("redis://pw@h"), "redis://***@h");
   EXPECT_EQ(redacted_url("redis://h:1"), "redis://h:1");
   EXPECT_EQ(redacted_url("redis://a:b@c@h"), "redis://a:***@h");
+  EXPECT_EQ(redacted_url("redis://:pa/ss@h/1"), "redis://:***@h/1");
+}
+
+TEST(parse_url, a_password_may_hold_a_slash_or_an_at) {
+  auto ep = parse_url("redis://app:pa/s@w@127.0.0.1:6380/2");
+  EXPECT_EQ(ep.user, "app");
+  EXPECT_EQ(ep.password, "pa/s@w");
+  EXPECT_EQ(ep.port, 6380);
+  EXPECT_EQ(ep.db, 2);
 }
