@@ -141,21 +141,21 @@ TEST_F(cli, unreachable_redis_and_bad_input_give_exit_2_and_one_line) {
   EXPECT_EQ(secret.code, 2);
   EXPECT_EQ(secret.err.find("s3cret"), std::string::npos) << secret.err;
 
-  for (const auto& bad : std::vector<std::vector<std::string>>{
-           {},
-           {"nosuchcommand"},
-           {"run", "--bogus", "x", "--", "true"},
-           {"run", "x"},
-           {"run", "x", "--", "-w", "1"},
-           {"run", "-w", "soon", "x", "--", "true"},
-           {"run", "-w", "-1", "x", "--", "true"},
-           {"run", "--lease", "0", "x", "--", "true"},
-           {"run", "-s", "-x", "x", "--", "true"},
-           {"run", "--kind", "fair", "x", "--", "true"},
-           {"run", "-s", "x", "--", "true"},
-           {"--watchdog-timeout", "0", "status", "x"},
-           {"status", ""},
-           {"unlock", "x"}}) {
+  for (const auto& bad :
+       std::vector<std::vector<std::string>>{{},
+                                             {"nosuchcommand"},
+                                             {"run", "--bogus", "x", "--", "true"},
+                                             {"run", "x"},
+                                             {"run", "x", "--", "-w", "1"},
+                                             {"run", "-w", "soon", "x", "--", "true"},
+                                             {"run", "-w", "-1", "x", "--", "true"},
+                                             {"run", "--lease", "0", "x", "--", "true"},
+                                             {"run", "-s", "-x", "x", "--", "true"},
+                                             {"run", "--kind", "fair", "x", "--", "true"},
+                                             {"run", "-s", "x", "--", "true"},
+                                             {"--watchdog-timeout", "0", "status", "x"},
+                                             {"status", ""},
+                                             {"unlock", "x"}}) {
     auto r = run(bad);
     EXPECT_EQ(r.code, 2) << testing::PrintToString(bad);
     EXPECT_EQ(lines(r.err), 1u) << r.err;
@@ -169,5 +169,50 @@ TEST_F(cli, help_lists_the_exit_codes) {
   EXPECT_EQ(r.code, 0);
   for (const char* code : {"Exit codes:", "  1 ", "  2 ", "  3 ", "126/127", "128+N"}) {
     EXPECT_NE(r.out.find(code), std::string::npos) << code;
+  }
+}
+
+// force_unlock refuses anything but a lock's data and changes nothing; relock says so.
+TEST_F(cli, unlock_force_refuses_what_is_not_a_lock_and_leaves_it_as_it_is) {
+  raw_.command({"SET", "text", "abc", "PX", "600000"});
+  raw_.command({"SET", "count", "12"});
+  raw_.command({"RPUSH", "list", "a", "b"});
+  raw_.command({"HSET", "person", "name", "bob", "age", "41"});
+  const std::vector<std::vector<std::string>> dumps{
+      {"GET", "text"}, {"GET", "count"}, {"LRANGE", "list", "0", "-1"}, {"HGETALL", "person"}};
+  std::vector<relock::resp::reply> before;
+  for (const auto& d : dumps) before.push_back(raw_.command(d));
+
+  for (const std::string name : {"text", "count", "list", "person"}) {
+    for (const bool as_json : {false, true}) {
+      std::vector<std::string> args{"unlock", "--force", name};
+      if (as_json) args.insert(args.begin(), "--json");
+      auto r = run(args);
+      EXPECT_EQ(r.code, 2) << name;
+      EXPECT_EQ(lines(r.err), 1u) << r.err;
+      EXPECT_NE(r.err.find("'" + name + "' is a Redis"), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find("not a lock"), std::string::npos) << r.err;
+      EXPECT_TRUE(r.out.empty()) << r.out;
+    }
+  }
+  for (std::size_t i = 0; i < dumps.size(); ++i) {
+    EXPECT_EQ(raw_.command(dumps[i]), before[i]) << dumps[i][1];
+  }
+  EXPECT_GT(pttl("text"), 500'000);  // its expiry untouched too
+  EXPECT_EQ(pttl("count"), -1);
+}
+
+TEST_F(cli, status_names_what_a_key_that_is_no_lock_holds) {
+  raw_.command({"SET", "count", "12"});
+  raw_.command({"RPUSH", "list", "a"});
+  raw_.command({"HSET", "person", "name", "bob"});
+  for (const auto& [name, says] : std::vector<std::pair<std::string, std::string>>{
+           {"count", "'count' is a Redis string, not a lock"},
+           {"list", "'list' is a Redis list, not a lock"},
+           {"person", "'person' is a Redis hash, not a lock"}}) {
+    auto r = run({"status", name});
+    EXPECT_EQ(r.code, 2) << name;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
   }
 }

@@ -76,8 +76,8 @@ TEST_F(cli, conflict_code_wait_timing_and_nonblock) {
 TEST_F(cli, a_fixed_lease_is_never_renewed_and_stops_the_command_when_it_runs_out) {
   const auto ready = file("ready");
   const auto started = steady::now();
-  cli_process p(with_url({"run", "--lease", "1", "short", "--", "sh", "-c",
-                          "touch \"$0\"; exec sleep 20", ready}));
+  cli_process p(with_url(
+      {"run", "--lease", "1", "short", "--", "sh", "-c", "touch \"$0\"; exec sleep 20", ready}));
   ASSERT_TRUE(appears(ready));
   std::optional<int> code;
   while (!(code = p.wait(0ms))) {

@@ -36,12 +36,14 @@ class on_terminal {
   }
   void type(const std::string& keys) { (void)!write(master_, keys.data(), keys.size()); }
   std::optional<int> wait(std::chrono::milliseconds timeout) {
-    wait_until([&] {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) != pid_) return false;
-      code_ = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-      return true;
-    }, timeout);
+    wait_until(
+        [&] {
+          int status = 0;
+          if (waitpid(pid_, &status, WNOHANG) != pid_) return false;
+          code_ = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+          return true;
+        },
+        timeout);
     return code_;
   }
 
@@ -55,9 +57,9 @@ class on_terminal {
 
 TEST_F(cli, ctrl_c_at_a_terminal_reaches_the_command_and_the_lock_is_released) {
   const auto ready = file("ready");
-  on_terminal t(with_url({"run", "tty", "--", "sh", "-c",
-                          "trap 'exit 41' INT; touch \"$0\"; while :; do sleep 0.05; done",
-                          ready}));
+  on_terminal t(
+      with_url({"run", "tty", "--", "sh", "-c",
+                "trap 'exit 41' INT; touch \"$0\"; while :; do sleep 0.05; done", ready}));
   ASSERT_TRUE(appears(ready));
   ASSERT_TRUE(exists("tty"));
   t.type("\x03");  // VINTR: the terminal sends SIGINT to its foreground process group

@@ -3,8 +3,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,6 +37,52 @@ std::set<int> open_fds() {
 }
 
 }  // namespace
+
+pid_t child_supervisor::spawn(char* const* argv, char* const* envp) {
+  // The child tells us through this pipe why exec failed; on success exec closes it (CLOEXEC)
+  // and we read nothing.
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) {
+    throw failure(exit_cannot_run,
+                  std::string("cannot run '") + argv[0] + "': pipe: " + std::strerror(errno));
+  }
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    // Between fork and exec only async-signal-safe calls: relock's other threads are gone here,
+    // perhaps in the middle of a malloc. If relock dies, even by SIGKILL, the command dies too:
+    // the hold is no longer renewed, so it must not go on without the lock. SIGKILL because a
+    // command may catch or ignore SIGTERM and run on unprotected once the lease has run out.
+    // (The signal comes when the thread that forked ends: relock's main thread, which waits
+    // for the command.)
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(exit_lock_lost);  // relock died before prctl took effect
+    sigprocmask(SIG_SETMASK, &started_mask_, nullptr);
+    execvpe(argv[0], argv, envp);
+    const int error = errno;
+    (void)!write(report[1], &error, sizeof error);
+    _exit(exit_cannot_run);
+  }
+  const int fork_error = errno;
+  close(report[1]);
+  if (pid < 0) {
+    close(report[0]);
+    throw failure(exit_cannot_run,
+                  std::string("cannot run '") + argv[0] + "': fork: " + std::strerror(fork_error));
+  }
+  int exec_error = 0;
+  ssize_t got = 0;
+  while ((got = read(report[0], &exec_error, sizeof exec_error)) < 0 && errno == EINTR) {
+  }
+  close(report[0]);
+  if (got == static_cast<ssize_t>(sizeof exec_error)) {
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    throw failure(exec_error == ENOENT ? exit_not_found : exit_cannot_run,
+                  std::string("cannot run '") + argv[0] + "': " + std::strerror(exec_error));
+  }
+  return pid;
+}
 
 child_supervisor::child_supervisor(std::stop_source cancel_wait)
     : cancel_wait_(std::move(cancel_wait)), inherited_fds_(open_fds()) {
@@ -87,17 +133,7 @@ bool child_supervisor::start(const std::vector<std::string>& argv,
   for (int fd : open_fds()) {
     if (!inherited_fds_.contains(fd)) fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
   }
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setsigmask(&attr, &started_mask_);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), envp.data());
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    throw failure(rc == ENOENT ? exit_not_found : exit_cannot_run,
-                  "cannot run '" + argv[0] + "': " + std::strerror(rc));
-  }
+  const pid_t pid = spawn(args.data(), envp.data());
   child_ = pid;
   phase_ = phase::running;
   lease_end_ = lease_end;

@@ -1,6 +1,7 @@
 // What `relock run` does around its command: owns SIGINT, SIGTERM and SIGHUP for the whole
 // process, starts the command, forwards those signals to it, and stops it (SIGTERM) when the
-// lock is lost or a fixed lease runs out.
+// lock is lost or a fixed lease runs out. If relock itself dies (even by SIGKILL), the command
+// gets SIGKILL: it never runs on without the lock.
 //
 // Construct it first, before the relock::client: it blocks the three signals in the calling
 // thread, so every thread started afterwards (relock's I/O thread included) inherits the mask
@@ -57,9 +58,11 @@ class child_supervisor {
   void loop();
   void on_signal(int sig, int code);
   void stop_command_locked();
+  // fork + exec with the started mask, the command dying with relock; throws failure (126/127).
+  pid_t spawn(char* const* argv, char* const* envp);
 
   std::stop_source cancel_wait_;
-  sigset_t started_mask_{};  // the mask relock was started with, restored for the command
+  sigset_t started_mask_{};      // the mask relock was started with, restored for the command
   std::set<int> inherited_fds_;  // open when relock started: the command inherits these only
   int signal_fd_ = -1;
   int wake_fd_ = -1;  // eventfd: tells the thread to quit

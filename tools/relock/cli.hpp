@@ -30,17 +30,17 @@ struct failure : std::runtime_error {
 struct global_options {
   std::string url;
   bool url_given = false;  // --url or $RELOCK_URL, as opposed to the built-in default
-  std::optional<double> watchdog_seconds;
+  std::optional<std::string> watchdog_seconds;  // as typed: to_duration checks it
   bool json = false;
 };
 
 struct run_options {
   std::string name;
   std::vector<std::string> command;
-  std::optional<double> wait_seconds;
+  std::optional<std::string> wait_seconds;  // as typed
   bool nonblock = false;
   int conflict_exit_code = exit_conflict;
-  std::optional<double> lease_seconds;
+  std::optional<std::string> lease_seconds;
   std::string kind = "lock";
   bool shared = false;
   bool exclusive = false;
@@ -50,17 +50,21 @@ struct demo_options {
   int workers = 8;
   int iterations = 250;
   int worker_index = 0;  // demo-worker only
-  std::string prefix;    // demo-worker only: the run's keys (demo.hpp)
+  std::string prefix;    // demo-worker only: the run's lock name (demo.hpp)
+  std::string dir;       // demo-worker only: the run's files (demo.hpp)
 };
 
-// Seconds from the command line ("0.5") as the library's milliseconds. The library's own check
-// refuses negative and absurd values; `positive` also refuses 0 (a lease or watchdog of 0).
-std::chrono::milliseconds to_duration(double seconds, const char* flag, bool positive);
+// Seconds as typed on the command line, plain decimal ("10", "0.5"), in milliseconds rounded
+// up. Throws failure(exit_usage) naming `flag` for anything else (hex, exponents, inf, nan, a
+// sign, empty) and for over 100 years; `positive` also refuses 0 (a lease or watchdog of 0).
+std::chrono::milliseconds to_duration(const std::string& seconds, const char* flag, bool positive);
 // 1500 ms -> "1.5 s", for messages.
 std::string seconds_text(std::chrono::milliseconds d);
 
 // The URL as messages show it: redis://user:***@host:port.
 std::string shown_url(const std::string& url);
+// `text` with every trace of the URL's password replaced by ***: what main prints.
+std::string without_secret(const std::string& text, const std::string& url);
 
 relock::config make_config(const global_options& g);
 // Connects, turning the library's connection errors into one line that says what to do.
@@ -68,6 +72,9 @@ relock::client connect(const global_options& g, relock::config settings);
 // The same for an error of a later call, e.g. a connection lost under a command.
 [[noreturn]] void fail_with(const global_options& g, const std::system_error& e,
                             const std::string& doing);
+
+// Why a name that is no lock cannot be used as one: "'x' is a Redis string, not a lock".
+std::string not_a_lock(const relock::lock_info& info);
 
 int run_command(const global_options& g, const run_options& o);
 int status_command(const global_options& g, const std::string& name);

@@ -37,7 +37,8 @@ SIGHUP are forwarded to it; one that comes while waiting for the lock ends the
 wait. Without --lease the watchdog renews the lock (every third of
 --watchdog-timeout) while the command runs. If the lock is lost anyway (key
 deleted, Redis away for longer than the lease) or --lease runs out, the command
-gets SIGTERM and relock exits 3. Durations are seconds; decimals are fine (0.5).)";
+gets SIGTERM and relock exits 3; if relock itself is killed, the command gets
+SIGKILL. Durations are plain decimal seconds (10, 0.5).)";
 
 // One line, for the subcommand that the error was about: what it expects and where to look.
 std::string usage_of(const CLI::App& app) {
@@ -76,8 +77,9 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
   const char* env_url = std::getenv("RELOCK_URL");
   g.url_given = env_url != nullptr && *env_url != '\0';
   g.url = g.url_given ? env_url : "redis://127.0.0.1:6379";
-  auto* url = app.add_option("--url", g.url, "redis://[user[:password]@]host[:port][/db]; "
-                                             "default $RELOCK_URL, then redis://127.0.0.1:6379")
+  auto* url = app.add_option("--url", g.url,
+                             "redis://[user[:password]@]host[:port][/db]; "
+                             "default $RELOCK_URL, then redis://127.0.0.1:6379")
                   ->type_name("URL");
   app.add_option("--watchdog-timeout", g.watchdog_seconds,
                  "how long a lock outlives a holder that died (default 30); renewed every third "
@@ -119,8 +121,9 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
 
   demo_options& d = c.demo;
   auto* demo = app.add_subcommand(
-      "demo", "see it work: N processes add to one counter under one lock (with no --url and "
-              "nothing answering, on a private redis-server)");
+      "demo",
+      "see it work: N processes add to one counter under one lock (with no --url and "
+      "nothing answering, on a private redis-server)");
   demo->add_option("--workers", d.workers, "worker processes (default 8)")
       ->type_name("N")
       ->check(CLI::Range(1, 64));
@@ -132,6 +135,7 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
   worker->add_option("--iterations", d.iterations)->required();
   worker->add_option("--worker", d.worker_index)->required();
   worker->add_option("--prefix", d.prefix)->required();
+  worker->add_option("--dir", d.dir)->required();
 
   try {
     app.parse(argc, argv);

@@ -1,16 +1,89 @@
 // From global options to a connected client, and library errors to one line for the user.
+#include <vector>
+
 #include "cli.hpp"
 
 namespace relock_cli {
 
-// Keeps a password out of terminals and logs.
-std::string shown_url(const std::string& url) {
-  const auto at = url.rfind('@');
+namespace {
+
+// Where a URL's credentials are: [from, at) before its last '@'; nothing when it has none. The
+// last '@' of the whole URL, so that an unescaped '@' or '/' in a password is still covered.
+bool credentials(const std::string& url, std::size_t& from, std::size_t& at) {
   const auto scheme_end = url.find("://");
-  if (at == std::string::npos || scheme_end == std::string::npos) return url;
-  const auto colon = url.find(':', scheme_end + 3);
-  if (colon == std::string::npos || colon > at) return url;  // a user name alone
-  return url.substr(0, colon + 1) + "***" + url.substr(at);
+  from = scheme_end == std::string::npos ? 0 : scheme_end + 3;
+  at = url.rfind('@');
+  return at != std::string::npos && at >= from;
+}
+
+// The password as typed: after the first ':' of the credentials, or all of them (a lone
+// credential is a password, as the library and redis-cli read it).
+std::string password_of(const std::string& url) {
+  std::size_t from = 0, at = 0;
+  if (!credentials(url, from, at)) return {};
+  const auto colon = url.find(':', from);
+  return colon < at ? url.substr(colon + 1, at - colon - 1) : url.substr(from, at - from);
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// %-escapes decoded, as the library decodes the password; malformed ones are kept as typed.
+std::string percent_decoded(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 &&
+        hex_value(text[i + 2]) >= 0) {
+      out += static_cast<char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2]));
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+void replace_all(std::string& text, const std::string& what, const std::string& with) {
+  if (what.empty()) return;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + with.size())) {
+    text.replace(at, what.size(), with);
+  }
+}
+
+}  // namespace
+
+std::string shown_url(const std::string& url) {
+  std::size_t from = 0, at = 0;
+  if (!credentials(url, from, at)) return url;
+  const auto colon = url.find(':', from);
+  const auto secret = colon < at ? colon + 1 : from;
+  return url.substr(0, secret) + "***" + url.substr(at);
+}
+
+std::string without_secret(const std::string& text, const std::string& url) {
+  std::string out = text;
+  replace_all(out, url, shown_url(url));
+  // A password may also appear on its own, e.g. decoded. A very short one is replaced only
+  // where it ends credentials ("pw@"): taken everywhere it would garble ordinary words.
+  constexpr std::size_t short_password = 4;
+  const std::string typed = password_of(url);
+  std::vector<std::string> secrets{typed, percent_decoded(typed)};
+  // An unescaped '/' in a password ends the host part for the library, which may then quote
+  // the rest as a database: each part is a secret too.
+  for (std::size_t from = 0, slash = 0; slash != std::string::npos; from = slash + 1) {
+    slash = typed.find('/', from);
+    if (slash != std::string::npos || from > 0) secrets.push_back(typed.substr(from, slash - from));
+  }
+  for (const auto& secret : secrets) {
+    if (secret.empty()) continue;
+    replace_all(out, secret + "@", "***@");
+    if (secret.size() >= short_password) replace_all(out, secret, "***");
+  }
+  return out;
 }
 
 relock::config make_config(const global_options& g) {

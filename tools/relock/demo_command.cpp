@@ -1,4 +1,4 @@
-// relock demo: N worker processes increment one counter, read-pause-write, under one lock.
+// relock demo: N worker processes increment one counter file, read-pause-write, under one lock.
 // Without the lock the count would come out short; with it, it is exact. Then throughput and
 // the latency of handing the lock from one process to another.
 #include <signal.h>
@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -17,7 +18,6 @@
 #include "demo.hpp"
 #include "output.hpp"
 #include "private_redis.hpp"
-#include "raw_reads.hpp"
 
 extern char** environ;
 
@@ -39,27 +39,33 @@ bool answers(const std::string& url) {
 }
 
 // Workers are this binary again, as real separate processes with the signal mask relock
-// started with (the demo itself blocks the stop signals to clean up when they come).
+// started with (the demo itself blocks the stop signals to clean up when they come). The URL
+// goes in their environment, not on their command line, where `ps` would show its password.
 pid_t spawn_worker(const global_options& g, const demo_options& o, int index,
                    const sigset_t& mask) {
   // The binary's real path, so `ps` shows the workers as relock, not as "exe".
   char self[4096] = {};
   if (readlink("/proc/self/exe", self, sizeof self - 1) <= 0) std::strcpy(self, "/proc/self/exe");
-  std::vector<std::string> args{self, "--url", g.url};
-  if (g.watchdog_seconds) {
-    args.insert(args.end(), {"--watchdog-timeout", std::to_string(*g.watchdog_seconds)});
-  }
-  args.insert(args.end(), {"demo-worker", "--iterations", std::to_string(o.iterations),
-                           "--worker", std::to_string(index), "--prefix", o.prefix});
+  std::vector<std::string> args{self};
+  if (g.watchdog_seconds) args.insert(args.end(), {"--watchdog-timeout", *g.watchdog_seconds});
+  args.insert(args.end(), {"demo-worker", "--iterations", std::to_string(o.iterations), "--worker",
+                           std::to_string(index), "--prefix", o.prefix, "--dir", o.dir});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  std::vector<std::string> env{"RELOCK_URL=" + g.url};
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (!std::string_view(*e).starts_with("RELOCK_URL=")) env.emplace_back(*e);
+  }
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setsigmask(&attr, &mask);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, argv[0], nullptr, &attr, argv.data(), environ);
+  const int rc = posix_spawn(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
   posix_spawnattr_destroy(&attr);
   if (rc != 0) throw failure(exit_usage, "demo: cannot start worker processes");
   return pid;
@@ -69,8 +75,10 @@ pid_t spawn_worker(const global_options& g, const demo_options& o, int index,
 struct worker_group {
   std::vector<pid_t> pids;
   ~worker_group() {
-    for (pid_t p : pids) if (p != 0) kill(p, SIGTERM);
-    for (pid_t p : pids) if (p != 0) waitpid(p, nullptr, 0);
+    for (pid_t p : pids)
+      if (p != 0) kill(p, SIGTERM);
+    for (pid_t p : pids)
+      if (p != 0) waitpid(p, nullptr, 0);
   }
   // Reaps the ones that ended; returns how many of those failed.
   int reap(std::size_t& running) {
@@ -87,23 +95,23 @@ struct worker_group {
   }
 };
 
-// Deletes the run's keys when the demo ends, however it ends: they may be on the user's Redis.
-struct demo_keys {
-  relock::client& client;
-  std::string prefix;
-  ~demo_keys() {
-    try {
-      raw_command(client, {"DEL", demo::counter_key(prefix), demo::holds_key(prefix)});
-    } catch (const relock::error&) {
-      // Redis is gone: so are the keys, or there is nothing more we can do about them.
+// The run's private dir, removed when the demo ends, however it ends.
+struct demo_dir {
+  std::string path;
+  demo_dir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "relock-demo-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) {
+      throw failure(exit_usage, "demo: cannot make a temp dir: " + std::string(strerror(errno)));
     }
+    path = pattern;
   }
+  ~demo_dir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  demo_dir(const demo_dir&) = delete;
+  demo_dir& operator=(const demo_dir&) = delete;
 };
-
-std::int64_t counter(relock::client& client, const std::string& prefix) {
-  const auto v = raw_command(client, {"GET", demo::counter_key(prefix)});
-  return v.nil ? 0 : std::stoll(v.text);
-}
 
 double percentile_us(std::vector<std::int64_t> ns, double p) {
   if (ns.empty()) return 0;
@@ -113,15 +121,14 @@ double percentile_us(std::vector<std::int64_t> ns, double p) {
 }
 
 // Handoffs: consecutive holds, in time order, by different processes.
-void measure_handoffs(relock::client& client, const std::string& prefix, demo_result& r) {
+void measure_handoffs(const demo_options& o, demo_result& r) {
   struct hold {
     int worker;
     std::int64_t acquired, released;
   };
   std::vector<hold> holds;
-  const auto chunks = raw_command(client, {"LRANGE", demo::holds_key(prefix), "0", "-1"});
-  for (const auto& chunk : chunks.elements) {
-    std::istringstream in(chunk.text);
+  for (int w = 0; w < o.workers; ++w) {
+    std::istringstream in(demo::read_holds(o.dir, w));
     hold h{};
     while (in >> h.worker >> h.acquired >> h.released) holds.push_back(h);
   }
@@ -154,14 +161,15 @@ int demo_command(const global_options& given, const demo_options& options) {
   if (!g.url_given && !answers(g.url)) {
     own = std::make_unique<private_redis>();
     g.url = own->url();
-    std::cerr << "relock demo: nothing answers on " << given.url << "; started a private "
-              << "redis-server at " << g.url << " for the demo\n";
+    std::cerr << "relock demo: nothing answers on " << shown_url(given.url)
+              << "; started a private redis-server at " << g.url << " for the demo\n";
   }
-  auto client = connect(g, make_config(g));
+  // Connects once first: an unreachable server is one clear error, not one per worker.
+  connect(g, make_config(g));
+  const demo_dir dir;  // destroyed after the workers are stopped
   demo_options o = options;
   o.prefix = "relock-demo:" + std::to_string(getpid());
-  raw_command(client, {"DEL", demo::counter_key(o.prefix), demo::holds_key(o.prefix)});
-  const demo_keys keys{client, o.prefix};  // destroyed after the workers are stopped
+  o.dir = dir.path;
 
   demo_result r;
   r.url = shown_url(g.url);
@@ -186,18 +194,19 @@ int demo_command(const global_options& given, const demo_options& options) {
     // A terminal gets one line redrawn; a pipe or log a line a second.
     if (terminal || steady::now() - last_line >= std::chrono::seconds(1)) {
       last_line = steady::now();
-      std::cerr << (terminal ? "\r" : "") << "relock demo: " << counter(client, o.prefix) << " of "
+      std::cerr << (terminal ? "\r" : "") << "relock demo: " << demo::read_counter(o.dir) << " of "
                 << r.expected << " increments by " << o.workers << " processes"
                 << (terminal ? "" : "\n") << std::flush;
     }
   }
   r.seconds = std::chrono::duration<double>(steady::now() - started).count();
   if (terminal) std::cerr << "\n";
-  if (failed > 0) throw failure(exit_usage, "demo: " + std::to_string(failed) + " of " +
-                                                std::to_string(o.workers) + " workers failed");
+  if (failed > 0)
+    throw failure(exit_usage, "demo: " + std::to_string(failed) + " of " +
+                                  std::to_string(o.workers) + " workers failed");
 
-  r.count = counter(client, o.prefix);
-  measure_handoffs(client, o.prefix, r);
+  r.count = demo::read_counter(o.dir);
+  measure_handoffs(o, r);
   print(r, g.json);
   return r.count == r.expected ? exit_ok : exit_conflict;
 }

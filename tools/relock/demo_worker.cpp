@@ -1,11 +1,10 @@
-// relock demo-worker (hidden): one of the demo's processes. Increments the shared counter
+// relock demo-worker (hidden): one of the demo's processes. Increments the shared counter file
 // non-atomically, under the lock, and records when it held it.
 #include <mutex>
 #include <thread>
 
 #include "cli.hpp"
 #include "demo.hpp"
-#include "raw_reads.hpp"
 
 namespace relock_cli {
 namespace {
@@ -21,27 +20,25 @@ std::int64_t now_ns() {
 int demo_worker(const global_options& g, const demo_options& o) {
   auto client = connect(g, make_config(g));
   auto lock = client.lock(demo::lock_name(o.prefix));
-  const std::string counter = demo::counter_key(o.prefix);
   std::string holds;
   try {
     for (int i = 0; i < o.iterations; ++i) {
       std::unique_lock guard(lock);
       const auto acquired = now_ns();
-      const auto value = raw_command(client, {"GET", counter});
-      const std::int64_t n = value.nil ? 0 : std::stoll(value.text);
+      const std::int64_t n = demo::read_counter(o.dir);
       // Without the lock, another process would read the same value in this gap and one of
       // the two increments would be lost.
       std::this_thread::sleep_for(std::chrono::microseconds(200));
-      raw_command(client, {"SET", counter, std::to_string(n + 1)});
+      demo::write_counter(o.dir, o.worker_index, n + 1);
       // Taken before the release starts: a handoff is the whole way from "done" to the next
       // holder's first instruction, release and wake-up included.
       holds += std::to_string(o.worker_index) + ' ' + std::to_string(acquired) + ' ' +
                std::to_string(now_ns()) + '\n';
     }
-    raw_command(client, {"RPUSH", demo::holds_key(o.prefix), holds});
   } catch (const relock::error& e) {
     fail_with(g, e, "demo worker " + std::to_string(o.worker_index));
   }
+  demo::write_holds(o.dir, o.worker_index, holds);
   return exit_ok;
 }
 

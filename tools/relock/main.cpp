@@ -18,10 +18,11 @@ int main(int argc, char** argv) {
     if (c.subcommand == "demo") return demo_command(g, c.demo);
     if (c.subcommand == "demo-worker") return demo_worker(g, c.demo);
   } catch (const failure& f) {
-    std::cerr << "relock: " << f.what() << "\n";
+    // Messages may quote the library's, which may quote the URL: its password goes.
+    std::cerr << "relock: " << without_secret(f.what(), g.url) << "\n";
     return f.code;
   } catch (const std::exception& e) {  // relock::error included: a name the library refuses
-    std::cerr << "relock: " << e.what() << "\n";
+    std::cerr << "relock: " << without_secret(e.what(), g.url) << "\n";
     return exit_usage;
   }
   return exit_usage;

@@ -39,16 +39,13 @@ void print(const lock_status& s, bool as_json) {
     for (const auto& w : s.queue) {
       queue.push_back({{"owner", w.owner}, {"gives_up_at_ms", or_null(w.gives_up_at_ms)}});
     }
-    std::cout << json{{"name", s.name},
-                      {"kind", s.kind},
-                      {"locked", s.locked},
-                      {"remaining_lease_ms", or_null(s.remaining_lease_ms)},
-                      {"mode", or_null(s.mode)},
-                      {"fencing_token", or_null(s.fencing_token)},
-                      {"holders", holders},
-                      {"queue", queue}}
-                     .dump()
-              << "\n";
+    std::cout
+        << json{{"name", s.name},          {"kind", s.kind},
+                {"locked", s.locked},      {"remaining_lease_ms", or_null(s.remaining_lease_ms)},
+                {"mode", or_null(s.mode)}, {"fencing_token", or_null(s.fencing_token)},
+                {"holders", holders},      {"queue", queue}}
+               .dump()
+        << "\n";
     return;
   }
   std::string head = s.name + ": " + (s.locked ? "held" : "free") + ", kind " + s.kind;
@@ -109,15 +106,18 @@ void print(const demo_result& r, bool as_json) {
               << "\n";
     return;
   }
-  std::printf("%d processes x %d increments of one counter (read, pause, write) under one lock\n",
-              r.workers, r.iterations);
+  std::printf(
+      "%d processes x %d increments of one counter file (read, pause, write) under one "
+      "lock\n",
+      r.workers, r.iterations);
   std::printf("count %lld of %lld: %s\n", static_cast<long long>(r.count),
               static_cast<long long>(r.expected),
               r.count == r.expected ? "exact, no increment lost" : "WRONG, increments were lost");
-  std::printf("%.0f acquisitions/s (%zu in %.2f s); handoff between processes (%zu): "
-              "p50 %.0f us, p99 %.0f us\n",
-              r.acquisitions / r.seconds, r.acquisitions, r.seconds, r.handoffs,
-              r.handoff_p50_us, r.handoff_p99_us);
+  std::printf(
+      "%.0f acquisitions/s (%zu in %.2f s); handoff between processes (%zu): "
+      "p50 %.0f us, p99 %.0f us\n",
+      r.acquisitions / r.seconds, r.acquisitions, r.seconds, r.handoffs, r.handoff_p50_us,
+      r.handoff_p99_us);
   std::fflush(stdout);
 }
 

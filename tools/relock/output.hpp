@@ -12,7 +12,7 @@ namespace relock_cli {
 struct holder {
   std::string owner;  // "<client-id>:<thread-id>", as in the lock's hash (":write" taken off)
   std::int64_t holds = 0;
-  std::string side;   // "exclusive", or "read" / "write" for a read-write lock
+  std::string side;  // "exclusive", or "read" / "write" for a read-write lock
 };
 
 struct waiter {

@@ -45,14 +45,14 @@ private_redis::private_redis() {
   // Everything the child needs is built before fork: between fork and exec it may only make
   // async-signal-safe calls.
   const std::string log = dir_ + "/redis.log";
-  const char* argv[] = {"redis-server", "--port", port.c_str(), "--bind", "127.0.0.1",
-                        "--dir", dir_.c_str(), "--save", "", "--appendonly", "no",
-                        "--logfile", log.c_str(), nullptr};
+  const char* argv[] = {"redis-server", "--port",     port.c_str(), "--bind", "127.0.0.1",
+                        "--dir",        dir_.c_str(), "--save",     "",       "--appendonly",
+                        "no",           "--logfile",  log.c_str(),  nullptr};
   const pid_t parent = getpid();
   pid_ = fork();
   if (pid_ < 0) throw failure(exit_usage, "demo: cannot fork redis-server");
   if (pid_ == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);  // dies with us, even if we are killed
+    prctl(PR_SET_PDEATHSIG, SIGKILL);   // dies with us, even if we are killed
     if (getppid() != parent) _exit(1);  // we died before prctl took effect
     sigset_t none;
     sigemptyset(&none);
@@ -75,11 +75,12 @@ private_redis::private_redis() {
         if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
           std::error_code ignored;
           std::filesystem::remove_all(dir_, ignored);
-          throw failure(exit_usage, "demo: no Redis at the default URL and no redis-server on "
-                                    "PATH to start one; install redis-server or pass --url");
+          throw failure(exit_usage,
+                        "demo: no Redis at the default URL and no redis-server on "
+                        "PATH to start one; install redis-server or pass --url");
         }
-        throw failure(exit_usage, "demo: the private redis-server exited at start; see " + dir_ +
-                                      "/redis.log");
+        throw failure(exit_usage,
+                      "demo: the private redis-server exited at start; see " + dir_ + "/redis.log");
       }
       if (std::chrono::steady_clock::now() > deadline) {
         kill(pid_, SIGKILL);  // a constructor that throws gets no destructor

@@ -13,9 +13,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// The reason the watchdog gives; what it means is worked out once the command has stopped.
-constexpr const char* watchdog_found_it_gone = "watchdog";
-
 // The flags exist now so scripts can be written against them; the kinds come with the rest of
 // the lock family.
 void refuse_unavailable_kinds(const run_options& o) {
@@ -49,16 +46,6 @@ std::optional<child_supervisor::time_point> lease_end(relock::Lock& lock, millis
   }
 }
 
-// Why the watchdog lost the hold: a probe that fails means Redis is (still) away.
-std::string watchdog_loss(relock::Lock& lock, const global_options& g) {
-  try {
-    lock.is_locked();
-    return "its key was deleted or taken over, or it expired while Redis was unreachable";
-  } catch (const relock::error&) {
-    return "Redis at " + shown_url(g.url) + " stopped answering and the lease ran out";
-  }
-}
-
 }  // namespace
 
 int run_command(const global_options& g, const run_options& o) {
@@ -76,7 +63,17 @@ int run_command(const global_options& g, const run_options& o) {
   relock::lock_options options;
   options.lease = lease;
   options.stop = cancel.get_token();
-  options.on_lost = [&supervisor](std::error_code) { supervisor.lost(watchdog_found_it_gone); };
+  // The library says which loss it was: found gone, or no renewal got through for a lease.
+  options.on_lost = [&supervisor, away = "Redis at " + shown_url(g.url) +
+                                         " stopped answering and the lease ran out"](
+                        std::error_code why) {
+    supervisor.lost(why == relock::errc::renewal_failed
+                        ? away
+                        : "its key was deleted or taken over, or it expired");
+  };
+  // A hold taken away by a force unlock (anyone's, Java's too) stops the command within a round
+  // trip, not at the next renewal, up to a third of the lease later.
+  options.listen_for_loss = true;
   supervisor.waiting();
   bool acquired = false;
   try {
@@ -114,7 +111,7 @@ int run_command(const global_options& g, const run_options& o) {
 
   std::string why;
   if (auto reason = supervisor.lost_reason()) {
-    why = *reason == watchdog_found_it_gone ? watchdog_loss(lock, g) : *reason;
+    why = *reason;
   } else if (released == relock::errc::lock_lost || released == relock::errc::not_owner) {
     why = "it was deleted, or its lease ran out, before the command ended";
   }

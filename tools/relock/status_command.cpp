@@ -1,89 +1,34 @@
-// relock status: who holds NAME and how often, its lease, and a fair lock's queue, read straight
-// from Redisson's data (redisson-compat.md §2-§5), so holders in Java show up too.
-#include <charconv>
-#include <cstdlib>
-
+// relock status: who holds NAME and how often, its lease, and a fair lock's queue, as
+// client::inspect reads them from the data, so holders in Java (Redisson) show up too.
 #include "cli.hpp"
 #include "output.hpp"
-#include "raw_reads.hpp"
 
 namespace relock_cli {
 namespace {
 
-// Hold counts and tokens are integers; anything else means the key is not a lock of ours.
-std::int64_t integer(const std::string& text, const std::string& where) {
-  std::int64_t n = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || end != text.data() + text.size()) {
-    throw failure(exit_usage, where + " holds '" + text + "', not a number: is it a lock?");
-  }
-  return n;
+bool lock_family(relock::object_kind kind) {
+  using relock::object_kind;
+  return kind == object_kind::none || kind == object_kind::lock ||
+         kind == object_kind::read_write_lock || kind == object_kind::fair_lock ||
+         kind == object_kind::fenced_lock;
 }
 
-// Sorted-set scores come back in Redis's double format ("1700000000000", "1.5e+12").
-std::int64_t score(const std::string& text, const std::string& where) {
-  char* end = nullptr;
-  const double d = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size()) {
-    throw failure(exit_usage, where + " holds the score '" + text + "', not a number");
-  }
-  return static_cast<std::int64_t>(d);
-}
-
-void read_holders(relock::client& client, lock_status& s) {
-  const auto fields = raw_command(client, {"HGETALL", s.name}).elements;
-  for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
-    const std::string& field = fields[i].text;
-    if (field == "mode") {  // only a read-write lock has it (§4)
-      s.kind = "read-write";
-      s.mode = fields[i + 1].text;
-      continue;
-    }
-    const auto holds = integer(fields[i + 1].text, "'" + s.name + "' field " + field);
-    s.holders.push_back({field, holds, ""});
-  }
-  constexpr std::string_view write_suffix = ":write";
-  for (auto& h : s.holders) {
-    if (!s.mode) {
-      h.side = "exclusive";
-    } else if (h.owner.ends_with(write_suffix)) {
-      h.owner.resize(h.owner.size() - write_suffix.size());
-      h.side = "write";
-    } else {
-      h.side = "read";
-    }
-  }
-}
-
-lock_status read_status(relock::client& client, const std::string& name) {
+lock_status shown(const relock::lock_info& info) {
   lock_status s;
-  s.name = name;
-  s.kind = "lock";
-  const std::string type = raw_command(client, {"TYPE", name}).text;
-  if (type != "none" && type != "hash") {
-    throw failure(exit_usage, "'" + name + "' is a Redis " + type + ", not a lock");
+  s.name = info.name;
+  // A free plain lock stores nothing: to the user it is a lock all the same.
+  s.kind = info.kind == relock::object_kind::none ? "lock" : relock::to_string(info.kind);
+  s.locked = info.redis_type == "hash";
+  const auto lease = info.remaining_lease;
+  if (s.locked && lease && *lease != std::chrono::milliseconds::max()) {
+    s.remaining_lease_ms = lease->count();
   }
-  const auto keys = keys_of(name);
-  // A fair lock shows itself only while someone waits; a fenced one by its token counter.
-  auto token = raw_command(client, {"GET", keys.fenced_token});
-  if (!token.nil) {
-    s.kind = "fenced";
-    s.fencing_token = integer(token.text, keys.fenced_token);
+  s.mode = info.mode;
+  s.fencing_token = info.fencing_token;
+  for (const auto& h : info.holders) {
+    s.holders.push_back({h.owner, h.holds, relock::to_string(h.side)});
   }
-  if (type == "hash") {
-    s.locked = true;
-    read_holders(client, s);
-    const auto ttl = raw_command(client, {"PTTL", name}).integer;
-    if (ttl >= 0) s.remaining_lease_ms = ttl;
-  }
-  const auto queue = raw_command(client, {"LRANGE", keys.fair_queue, "0", "-1"}).elements;
-  if (!queue.empty()) s.kind = "fair";
-  for (const auto& owner : queue) {
-    auto deadline = raw_command(client, {"ZSCORE", keys.fair_timeout, owner.text});
-    waiter w{owner.text, std::nullopt};
-    if (!deadline.nil) w.gives_up_at_ms = score(deadline.text, keys.fair_timeout);
-    s.queue.push_back(std::move(w));
-  }
+  for (const auto& w : info.waiters) s.queue.push_back({w.owner, w.gives_up_at_ms});
   return s;
 }
 
@@ -91,12 +36,15 @@ lock_status read_status(relock::client& client, const std::string& name) {
 
 int status_command(const global_options& g, const std::string& name) {
   auto client = connect(g, make_config(g));
-  client.lock(name);  // the library's checks on the name: empty, too long
+  client.lock(name);  // the library's checks on the name, with its words: empty, too long
+  relock::lock_info info;
   try {
-    print(read_status(client, name), g.json);
+    info = client.inspect(name);
   } catch (const relock::error& e) {
     fail_with(g, e, "cannot read '" + name + "'");
   }
+  if (!lock_family(info.kind)) throw failure(exit_usage, not_a_lock(info));
+  print(shown(info), g.json);
   return exit_ok;
 }
 

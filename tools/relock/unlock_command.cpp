@@ -5,6 +5,22 @@
 #include "output.hpp"
 
 namespace relock_cli {
+namespace {
+
+// The library refused, changing nothing: say what the name holds instead, as status would.
+std::string refusal(relock::client& client, const std::string& name, const relock::error& e) {
+  try {
+    const auto info = client.inspect(name);
+    if (info.kind == relock::object_kind::counter || info.kind == relock::object_kind::unknown) {
+      return not_a_lock(info) + "; left as it is";
+    }
+  } catch (const relock::error&) {
+    // The refusal's own words below say enough.
+  }
+  return "'" + name + "' holds something that is not a lock (" + e.what() + "); left as it is";
+}
+
+}  // namespace
 
 int unlock_command(const global_options& g, const std::string& name) {
   auto client = connect(g, make_config(g));
@@ -13,6 +29,7 @@ int unlock_command(const global_options& g, const std::string& name) {
   try {
     r.released = lock.force_unlock();
   } catch (const relock::error& e) {
+    if (e.code() == relock::errc::wrong_type) throw failure(exit_usage, refusal(client, name, e));
     fail_with(g, e, "cannot unlock '" + name + "'");
   }
   print(r, g.json);
