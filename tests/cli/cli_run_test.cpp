@@ -158,3 +158,17 @@ TEST_F(cli, redis_away_for_longer_than_the_lease_stops_the_command_with_exit_3) 
   EXPECT_EQ(lines(p.err()), 1u) << p.err();
   EXPECT_NE(p.err().find("stopped answering"), std::string::npos) << p.err();
 }
+
+TEST_F(cli, a_waiting_run_rides_through_a_redis_restart) {
+  // It exited 2 at once, although Redis was back within 2 s.
+  raw_.command({"HSET", "restart", "elsewhere:1", "1"});
+  raw_.command({"PEXPIRE", "restart", "60000"});
+  const auto ran = file("ran");
+  cli_process p(with_url({"run", "-w", "30", "restart", "--", "touch", ran}));
+  ASSERT_TRUE(wait_until([&] { return someone_waits_on("restart"); }, 10s));
+  server_.kill();  // no persistence: it comes back empty, the other holder's lock gone with it
+  EXPECT_FALSE(p.wait(1500ms)) << "the waiter gave up while Redis was away: " << p.err();
+  server_.start();
+  EXPECT_EQ(p.wait(20s), 0) << p.err();
+  EXPECT_TRUE(std::filesystem::exists(ran));
+}
