@@ -1,4 +1,4 @@
-// Key and channel names of the Redisson contract (redisson-compat.md §1-§7). Every derived
+// Key and channel names of the Redisson data layout (docs/data-layout.md §1-§7). Every derived
 // name keeps the main key's hash tag, so a script touching several of them stays in one slot.
 //
 // `name` is always the mapped name (after the client's name mapper), exactly the main key.
