@@ -53,8 +53,8 @@ client_core::client_core(config settings)
   for (std::size_t i = 0; i < settings_.command_connections; ++i) {
     commands_.push_back(net::connection::create(io_, options));
   }
-  executor_ = std::make_unique<exec::executor>(
-      io_, commands_, exec::executor_options{settings_.command_timeout});
+  executor_ = std::make_unique<exec::executor>(io_, commands_,
+                                               exec::executor_options{settings_.command_timeout});
   options.push_mode = true;
   auto push_connection = net::connection::create(io_, options);
   subscriber_ = pubsub::subscriber::create(io_, push_connection, settings_.command_timeout,
@@ -62,16 +62,18 @@ client_core::client_core(config settings)
 
   waiters_ = std::make_unique<pubsub::waiter_queues>(*subscriber_);
   watchdog_ = std::make_unique<renewal::watchdog>(
-      *executor_, *subscriber_, renewal::watchdog_options{settings_.watchdog_lease, settings_.renewal_batch,
-                                            /*group_by_slot=*/false,  // one server for now
-                                            settings_.on_lock_lost, settings_.log});
+      *executor_, *subscriber_,
+      renewal::watchdog_options{settings_.watchdog_lease, settings_.renewal_batch,
+                                /*group_by_slot=*/false,  // one server for now
+                                settings_.on_lock_lost, settings_.log});
   sweeper_ = std::make_unique<exec::key_sweeper>(*executor_, keys_per_del,
                                                  /*group_by_slot=*/false);  // one server
   // One server: sharded pub/sub exists only in Cluster, so auto means classic here.
   publish_command_ = settings_.publish == publish_mode::sharded ? "SPUBLISH" : "PUBLISH";
 
   thread_ = std::thread([this] {
-    net::run_io_loop(io_, settings_.busy_poll, [this] { return executor_->awaiting_replies() > 0; });
+    net::run_io_loop(io_, settings_.busy_poll,
+                     [this] { return executor_->awaiting_replies() > 0; });
   });
 
   // Every connection must come up before the client is usable: a wrong password or a dead

@@ -8,18 +8,30 @@ class category_impl final : public std::error_category {
   const char* name() const noexcept override { return "relock"; }
   std::string message(int value) const override {
     switch (static_cast<errc>(value)) {
-      case errc::invalid_argument: return "invalid argument";
-      case errc::not_owner: return "not the owner of the lock";
-      case errc::timeout: return "timed out";
-      case errc::lock_lost: return "lock lost";
-      case errc::connection: return "connection error";
-      case errc::auth_failed: return "authentication failed";
-      case errc::server_error: return "server error";
-      case errc::wrong_type: return "the key holds another type or is not a lock";
-      case errc::non_reentrant: return "non-reentrant lock acquired twice by its owner";
-      case errc::cancelled: return "cancelled";
-      case errc::would_deadlock: return "blocking call on relock's I/O thread";
-      case errc::renewal_failed: return "no renewal reached Redis for a whole lease";
+      case errc::invalid_argument:
+        return "invalid argument";
+      case errc::not_owner:
+        return "not the owner of the lock";
+      case errc::timeout:
+        return "timed out";
+      case errc::lock_lost:
+        return "lock lost";
+      case errc::connection:
+        return "connection error";
+      case errc::auth_failed:
+        return "authentication failed";
+      case errc::server_error:
+        return "server error";
+      case errc::wrong_type:
+        return "the key holds another type or is not a lock";
+      case errc::non_reentrant:
+        return "non-reentrant lock acquired twice by its owner";
+      case errc::cancelled:
+        return "cancelled";
+      case errc::would_deadlock:
+        return "blocking call on relock's I/O thread";
+      case errc::renewal_failed:
+        return "no renewal reached Redis for a whole lease";
     }
     return "unknown relock error";
   }

@@ -62,8 +62,8 @@ class RELOCK_API client {
   auto async_inspect(std::string_view name, Token&& token) const {
     return asio::async_initiate<Token, void(std::error_code, lock_info)>(
         [this](auto handler, std::string n) {
-          start_inspect(std::move(n), detail::erase<std::error_code, lock_info>(
-                                          std::move(handler), io()));
+          start_inspect(std::move(n),
+                        detail::erase<std::error_code, lock_info>(std::move(handler), io()));
         },
         token, std::string(name));
   }

@@ -128,12 +128,12 @@ class RELOCK_API Lock {
     return asio::async_initiate<Token, void(std::error_code)>(
         [this](auto handler, owner who, lock_options opts) {
           auto done = detail::erase<std::error_code>(std::move(handler), io());
-          start_acquire(who, std::move(opts), true,
-                        [done = std::move(done)](std::error_code ec, bool acquired,
-                                                 std::string) mutable {
-                          if (!ec && !acquired) ec = errc::timeout;
-                          done(ec);
-                        });
+          start_acquire(
+              who, std::move(opts), true,
+              [done = std::move(done)](std::error_code ec, bool acquired, std::string) mutable {
+                if (!ec && !acquired) ec = errc::timeout;
+                done(ec);
+              });
         },
         token, o, std::move(options));
   }
@@ -155,9 +155,8 @@ class RELOCK_API Lock {
     return asio::async_initiate<Token, void(std::error_code)>(
         [this](auto handler, owner who) {
           auto done = detail::erase<std::error_code>(std::move(handler), io());
-          start_release(who, [done = std::move(done)](std::error_code ec, std::string) mutable {
-            done(ec);
-          });
+          start_release(
+              who, [done = std::move(done)](std::error_code ec, std::string) mutable { done(ec); });
         },
         token, o);
   }

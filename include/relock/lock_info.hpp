@@ -53,7 +53,7 @@ struct lock_info {
   std::vector<holder> holders;      // empty when free
   // Time left on the key: nullopt when nothing is stored, milliseconds::max() without expiry.
   std::optional<std::chrono::milliseconds> remaining_lease;
-  std::vector<queued_waiter> waiters;        // fair lock: head first
+  std::vector<queued_waiter> waiters;         // fair lock: head first
   std::optional<std::int64_t> fencing_token;  // fenced lock: the last token handed out
   std::optional<std::int64_t> value;          // counter: its integer
 

@@ -123,8 +123,7 @@ void executor::eval(const script& s, std::vector<std::string> keys, std::vector<
   call->args = std::move(args);
   call->callback = std::move(callback);
   call->idempotent = idempotent;
-  call->deadline =
-      net::clock::now() + (timeout.count() > 0 ? timeout : options_.command_timeout);
+  call->deadline = net::clock::now() + (timeout.count() > 0 ? timeout : options_.command_timeout);
   on_io([this, call = std::move(call)]() mutable { send_eval(std::move(call)); });
 }
 
@@ -140,37 +139,36 @@ void executor::send_eval(std::shared_ptr<eval_call> call) {
   request.push(std::span<const std::string_view>(argv));
 
   const std::string_view key = call->keys.empty() ? std::string_view() : call->keys.front();
-  send(
-      key, std::move(request), call->deadline,
-      [this, call](std::error_code ec, std::vector<resp::reply> replies) mutable {
-        resp::reply r = replies.empty() ? resp::reply{} : std::move(replies.back());
-        attempt a;
-        a.connection_failed = ec == make_error_code(errc::connection);
-        a.written = true;  // a connection only fails requests it has written
-        a.idempotent = call->idempotent;
-        a.error_code = ec ? std::string_view() : r.error_code();
-        a.script_reloaded = call->reloaded;
-        a.time_left = net::clock::now() < call->deadline;
-        switch (decide(a)) {
-          case next_step::load_script_and_retry:
-            call->reloaded = true;
-            send_eval(std::move(call));
-            return;
-          case next_step::retry_after_delay:
-            if (closed_) break;
-            call->delay = std::make_unique<asio::steady_timer>(io_, busy_server_delay);
-            delayed_.insert(call);
-            call->delay->async_wait([this, call](std::error_code) mutable {
-              delayed_.erase(call);
-              send_eval(std::move(call));
-            });
-            return;
-          default:
-            break;
-        }
-        if (!ec && r.is_error()) ec = classify(r);
-        std::exchange(call->callback, {})(ec, std::move(r));
-      });
+  send(key, std::move(request), call->deadline,
+       [this, call](std::error_code ec, std::vector<resp::reply> replies) mutable {
+         resp::reply r = replies.empty() ? resp::reply{} : std::move(replies.back());
+         attempt a;
+         a.connection_failed = ec == make_error_code(errc::connection);
+         a.written = true;  // a connection only fails requests it has written
+         a.idempotent = call->idempotent;
+         a.error_code = ec ? std::string_view() : r.error_code();
+         a.script_reloaded = call->reloaded;
+         a.time_left = net::clock::now() < call->deadline;
+         switch (decide(a)) {
+           case next_step::load_script_and_retry:
+             call->reloaded = true;
+             send_eval(std::move(call));
+             return;
+           case next_step::retry_after_delay:
+             if (closed_) break;
+             call->delay = std::make_unique<asio::steady_timer>(io_, busy_server_delay);
+             delayed_.insert(call);
+             call->delay->async_wait([this, call](std::error_code) mutable {
+               delayed_.erase(call);
+               send_eval(std::move(call));
+             });
+             return;
+           default:
+             break;
+         }
+         if (!ec && r.is_error()) ec = classify(r);
+         std::exchange(call->callback, {})(ec, std::move(r));
+       });
 }
 
 }  // namespace relock::exec

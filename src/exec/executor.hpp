@@ -15,8 +15,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <system_error>
+#include <unordered_set>
 #include <vector>
 
 #include <asio/io_context.hpp>

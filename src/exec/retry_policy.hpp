@@ -17,11 +17,11 @@ enum class next_step {
 struct attempt {
   std::string_view error_code;  // first word of an error reply; empty when none
   bool connection_failed = false;
-  bool written = false;         // the request reached the socket before the failure
-  bool idempotent = false;      // safe to run twice (reads, SCRIPT LOAD)
-  bool script_reloaded = false; // NOSCRIPT was already answered once for this call
-  int redirects = 0;            // MOVED/ASK already followed for this call
-  bool time_left = true;        // the caller's deadline has not passed
+  bool written = false;          // the request reached the socket before the failure
+  bool idempotent = false;       // safe to run twice (reads, SCRIPT LOAD)
+  bool script_reloaded = false;  // NOSCRIPT was already answered once for this call
+  int redirects = 0;             // MOVED/ASK already followed for this call
+  bool time_left = true;         // the caller's deadline has not passed
 };
 
 constexpr int max_redirects = 5;

@@ -62,17 +62,17 @@ void connection::connect() {
           fail(errc::connection, "cannot resolve " + options_.target.host + ": " + ec.message());
           return;
         }
-        asio::async_connect(socket_, results,
-                            [this, self, epoch](std::error_code ec, const asio::ip::tcp::endpoint&) {
-                              if (epoch != epoch_ || state_ != state::connecting) return;
-                              if (ec) {
-                                fail(errc::connection, "cannot connect to " +
-                                                           options_.target.address() + ": " +
-                                                           ec.message());
-                                return;
-                              }
-                              on_connected();
-                            });
+        asio::async_connect(
+            socket_, results,
+            [this, self, epoch](std::error_code ec, const asio::ip::tcp::endpoint&) {
+              if (epoch != epoch_ || state_ != state::connecting) return;
+              if (ec) {
+                fail(errc::connection,
+                     "cannot connect to " + options_.target.address() + ": " + ec.message());
+                return;
+              }
+              on_connected();
+            });
       });
 }
 
@@ -126,8 +126,8 @@ void connection::on_handshake(std::vector<resp::reply> replies) {
   if (t.db != 0) {
     const resp::reply& select = replies[i++];
     if (select.is_error()) {
-      fail(errc::server_error, "SELECT " + std::to_string(t.db) + " on " + t.address() +
-                                   " failed: " + select.str);
+      fail(errc::server_error,
+           "SELECT " + std::to_string(t.db) + " on " + t.address() + " failed: " + select.str);
       return;
     }
   }
@@ -256,8 +256,8 @@ void connection::write_buffered() {
                       if (epoch != epoch_) return;
                       writing_ = false;
                       if (ec) {
-                        fail(errc::connection, "write to " + options_.target.address() +
-                                                   " failed: " + ec.message());
+                        fail(errc::connection,
+                             "write to " + options_.target.address() + " failed: " + ec.message());
                         return;
                       }
                       flush();  // what was queued meanwhile goes out in the next write
@@ -267,28 +267,26 @@ void connection::write_buffered() {
 void connection::read() {
   auto self = shared_from_this();
   const unsigned epoch = epoch_;
-  socket_.async_read_some(
-      asio::buffer(read_buffer_), [this, self, epoch](std::error_code ec, std::size_t n) {
-        if (epoch != epoch_) return;
-        if (ec) {
-          fail(errc::connection, "connection to " + options_.target.address() + " lost: " +
-                                     (ec == asio::error::eof ? "closed by the server"
-                                                             : ec.message()));
-          return;
-        }
-        try {
-          reader_->feed(read_buffer_.data(), n);
-          while (auto reply = reader_->next()) {
-            dispatch(std::move(*reply));
-            if (epoch != epoch_) return;  // a callback closed or broke the connection
-          }
-        } catch (const resp::protocol_error& e) {
-          fail(errc::connection, "protocol error from " + options_.target.address() + ": " +
-                                     e.what());
-          return;
-        }
-        read();
-      });
+  socket_.async_read_some(asio::buffer(read_buffer_), [this, self, epoch](std::error_code ec,
+                                                                          std::size_t n) {
+    if (epoch != epoch_) return;
+    if (ec) {
+      fail(errc::connection, "connection to " + options_.target.address() + " lost: " +
+                                 (ec == asio::error::eof ? "closed by the server" : ec.message()));
+      return;
+    }
+    try {
+      reader_->feed(read_buffer_.data(), n);
+      while (auto reply = reader_->next()) {
+        dispatch(std::move(*reply));
+        if (epoch != epoch_) return;  // a callback closed or broke the connection
+      }
+    } catch (const resp::protocol_error& e) {
+      fail(errc::connection, "protocol error from " + options_.target.address() + ": " + e.what());
+      return;
+    }
+    read();
+  });
 }
 
 void connection::dispatch(resp::reply reply) {
@@ -306,8 +304,8 @@ void connection::dispatch(resp::reply reply) {
     on_push_(reply);
     return;
   }
-  fail(errc::connection, "unexpected reply from " + options_.target.address() + ": " +
-                             resp::to_string(reply));
+  fail(errc::connection,
+       "unexpected reply from " + options_.target.address() + ": " + resp::to_string(reply));
 }
 
 void connection::complete(pending& p, std::error_code ec, std::vector<resp::reply> replies) {

@@ -85,7 +85,7 @@ class connection : public std::enable_shared_from_this<connection> {
     std::string payload;
     std::size_t expected = 0;  // replies still to come
     clock::time_point deadline;
-    reply_callback callback;   // empty once completed (e.g. timed out after being written)
+    reply_callback callback;  // empty once completed (e.g. timed out after being written)
     std::vector<resp::reply> replies;
     std::size_t key_hash = 0;
   };

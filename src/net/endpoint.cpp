@@ -8,8 +8,8 @@ namespace relock::net {
 namespace {
 
 [[noreturn]] void bad_url(std::string_view url, std::string_view why) {
-  throw error(errc::invalid_argument, "bad Redis URL '" + redacted_url(url) + "': " +
-                                          std::string(why));
+  throw error(errc::invalid_argument,
+              "bad Redis URL '" + redacted_url(url) + "': " + std::string(why));
 }
 
 int hex_value(char c) {

@@ -22,8 +22,8 @@ void run_io_loop(asio::io_context& io, std::chrono::microseconds busy_poll,
       continue;
     }
     if (io.stopped()) break;
-    const auto since = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() -
-                                                                            last_event);
+    const auto since =
+        std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - last_event);
     if (policy.keep_polling(awaiting_replies(), since)) {
       ::sched_yield();  // let the threads that share this CPU run
       continue;

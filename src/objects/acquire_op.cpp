@@ -26,7 +26,9 @@ bool outage(std::error_code ec) { return ec == errc::timeout || ec == errc::conn
 class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutdown_aware {
  public:
   acquire_op(std::shared_ptr<client_core> core, acquire_request request, acquire_callback done)
-      : core_(std::move(core)), request_(std::move(request)), done_(std::move(done)),
+      : core_(std::move(core)),
+        request_(std::move(request)),
+        done_(std::move(done)),
         timer_(core_->io()) {
     waiter_.wake = [this] {
       // Try at once, not from the cancelled timer's handler: that would queue the try behind
@@ -60,12 +62,11 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   void attempt() {
     phase_ = phase::trying;
     waiter_.signalled = false;  // a wake from now on means: something changed, try again
-    core_->executor().eval(
-        request_.kind->acquire, {request_.key},
-        {std::to_string(request_.lease.count()), request_.field},
-        [self = shared_from_this()](std::error_code ec, resp::reply r) {
-          self->on_reply(ec, std::move(r));
-        });
+    core_->executor().eval(request_.kind->acquire, {request_.key},
+                           {std::to_string(request_.lease.count()), request_.field},
+                           [self = shared_from_this()](std::error_code ec, resp::reply r) {
+                             self->on_reply(ec, std::move(r));
+                           });
   }
 
   void on_reply(std::error_code ec, resp::reply r) {
@@ -103,17 +104,16 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
       queued_ = true;
       phase_ = phase::subscribing;
       arm_timer(std::nullopt);
-      core_->waiters().join(request_.channel, waiter_,
-                            [self = shared_from_this()](std::error_code ec) {
-                              if (self->phase_ != phase::subscribing) return;
-                              if (ec) {
-                                self->core_->log(log_level::warning,
-                                                 "waiting on '" + self->request_.key +
-                                                     "' without messages: " + ec.message());
-                              }
-                              self->timer_.cancel();
-                              self->attempt();
-                            });
+      core_->waiters().join(
+          request_.channel, waiter_, [self = shared_from_this()](std::error_code ec) {
+            if (self->phase_ != phase::subscribing) return;
+            if (ec) {
+              self->core_->log(log_level::warning, "waiting on '" + self->request_.key +
+                                                       "' without messages: " + ec.message());
+            }
+            self->timer_.cancel();
+            self->attempt();
+          });
       return;
     }
     // A TTL of 0 is the holder's last millisecond: the key is gone by the next try.
@@ -128,8 +128,9 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   // whatever it may have taken goes back before the caller hears errc::cancelled.
   void end_for_shutdown(std::error_code ec, const resp::reply& r) {
     if (!ec && r.is_nil()) {
-      release_now(core_, release_request{request_.key, request_.channel, request_.field,
-                                         request_.kind, /*cleanup=*/true},
+      release_now(core_,
+                  release_request{request_.key, request_.channel, request_.field, request_.kind,
+                                  /*cleanup=*/true},
                   [](std::error_code, std::string) {});
     } else if (ec && (outage(ec) || ec == errc::cancelled)) {
       release_if_taken_unseen();
@@ -186,14 +187,15 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   // harmless when the try did not run.
   void release_if_taken_unseen() {
     if (core_->watchdog().held_by(request_.key, request_.field)) return;
-    release_now(core_, release_request{request_.key, request_.channel, request_.field,
-                                       request_.kind, /*cleanup=*/true},
-                  [core = core_, key = request_.key](std::error_code ec, std::string) {
-                    if (!ec) {
-                      core->log(log_level::warning,
-                                "released '" + key + "' taken by an acquire whose reply was lost");
-                    }
-                  });
+    release_now(core_,
+                release_request{request_.key, request_.channel, request_.field, request_.kind,
+                                /*cleanup=*/true},
+                [core = core_, key = request_.key](std::error_code ec, std::string) {
+                  if (!ec) {
+                    core->log(log_level::warning,
+                              "released '" + key + "' taken by an acquire whose reply was lost");
+                  }
+                });
   }
 
   void finish(std::error_code ec, bool acquired, std::string detail) {

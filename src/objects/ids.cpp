@@ -47,7 +47,8 @@ std::string random_bytes(std::size_t n) {
   auto& rng = generator();
   for (std::size_t i = 0; i < n; i += 8) {
     std::uint64_t word = rng();
-    for (std::size_t j = 0; j < 8 && i + j < n; ++j) out[i + j] = static_cast<char>(word >> (8 * j));
+    for (std::size_t j = 0; j < 8 && i + j < n; ++j)
+      out[i + j] = static_cast<char>(word >> (8 * j));
   }
   return out;
 }

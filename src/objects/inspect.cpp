@@ -224,7 +224,7 @@ void start_inspect(std::shared_ptr<client_core> core, std::string name, inspect_
     core->executor().eval(
         inspect_script, std::move(keys), {},
         [name = std::move(name), key, done = core->guard(std::move(done))](std::error_code ec,
-                                                              resp::reply r) mutable {
+                                                                           resp::reply r) mutable {
           lock_info info;
           if (!ec) {
             info.name = std::move(name);

@@ -65,8 +65,8 @@ void Lock::start_release(owner who, release_done done) {
 
 bool Lock::acquire_blocking(owner who, lock_options options, bool empty_wait_is_forever) {
   detail::refuse_io_thread(*core_, "locking");
-  auto [ec, acquired, detail] = relock::detail::wait_for<std::error_code, bool, std::string>(
-      [&](auto done) {
+  auto [ec, acquired, detail] =
+      relock::detail::wait_for<std::error_code, bool, std::string>([&](auto done) {
         start_acquire(who, std::move(options), empty_wait_is_forever, std::move(done));
       });
   if (ec) throw error(ec, "lock '" + name_ + "': " + detail);
@@ -135,13 +135,13 @@ bool Lock::force_unlock() {
   detail::refuse_io_thread(*core_, "force_unlock");
   auto [ec, r] = relock::detail::wait_for<std::error_code, resp::reply>([&](auto done) {
     core_->enter([core = core_, kind = kind_, keys = std::vector<std::string>{key_, channel_},
-                  done = detail::completion<void(std::error_code, resp::reply)>(
-                      std::move(done))](bool running) mutable {
+                  done = detail::completion<void(std::error_code, resp::reply)>(std::move(done))](
+                     bool running) mutable {
       if (!running) return done(errc::cancelled, resp::reply{});
-      core->executor().eval(kind->force_release, std::move(keys),
-                            {kind->on_release == detail::wake_rule::wake_one ? "0" : "1",
-                             core->publish_command()},
-                            core->guard(std::move(done)));
+      core->executor().eval(
+          kind->force_release, std::move(keys),
+          {kind->on_release == detail::wake_rule::wake_one ? "0" : "1", core->publish_command()},
+          core->guard(std::move(done)));
     });
   });
   if (ec) {
@@ -170,8 +170,8 @@ std::int64_t Lock::hold_count() const { return hold_count(owner::current_thread(
 std::int64_t Lock::hold_count(owner o) const { return hold_count(field(o)); }
 
 std::int64_t Lock::hold_count(std::string_view owner_field) const {
-  auto r = detail::run_blocking(*core_, key_, resp::request{"HGET", key_, owner_field},
-                                "hold_count");
+  auto r =
+      detail::run_blocking(*core_, key_, resp::request{"HGET", key_, owner_field}, "hold_count");
   if (r.is_nil()) return 0;
   std::int64_t holds = 0;
   const auto [end, ec] = std::from_chars(r.str.data(), r.str.data() + r.str.size(), holds);

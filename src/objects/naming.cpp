@@ -49,9 +49,7 @@ std::string suffixed(std::string_view name, std::string_view suffix) {
   return join(tagged(name), suffix);
 }
 
-std::string lock_channel(std::string_view name) {
-  return prefixed("redisson_lock__channel", name);
-}
+std::string lock_channel(std::string_view name) { return prefixed("redisson_lock__channel", name); }
 
 std::string unlock_latch_key(std::string_view name, std::string_view request_id) {
   return join(prefixed("redisson_unlock_latch", name), request_id);

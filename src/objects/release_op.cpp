@@ -37,7 +37,8 @@ void release_now(const std::shared_ptr<client_core>& core, release_request reque
         if (r.is_nil()) {
           if (known) {
             return done(errc::lock_lost, "lock '" + request.key + "' was no longer held by " +
-                                             request.field + " (its lease ran out or it was deleted)");
+                                             request.field +
+                                             " (its lease ran out or it was deleted)");
           }
           return done(errc::not_owner,
                       "lock '" + request.key + "' is not held by " + request.field);

@@ -22,8 +22,9 @@ inline void refuse_io_thread(const client_core& core, const char* what) {
   }
   if (core.on_io_thread()) {
     throw error(errc::would_deadlock,
-                std::string(what) + " blocks, and was called on relock's I/O thread "
-                                    "(inside a completion handler); use the async form there");
+                std::string(what) +
+                    " blocks, and was called on relock's I/O thread "
+                    "(inside a completion handler); use the async form there");
   }
 }
 
@@ -53,8 +54,8 @@ inline resp::reply run_blocking(client_core& core, std::string_view key, resp::r
     });
   });
   if (ec) {
-    throw error(ec, std::string(what) + " '" + std::string(key) + "': " +
-                        (r.str.empty() ? ec.message() : r.str));
+    throw error(ec, std::string(what) + " '" + std::string(key) +
+                        "': " + (r.str.empty() ? ec.message() : r.str));
   }
   return std::move(r);
 }

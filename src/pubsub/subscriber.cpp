@@ -37,7 +37,9 @@ std::shared_ptr<subscriber> subscriber::create(asio::io_context& io,
 
 subscriber::subscriber(asio::io_context& io, std::shared_ptr<net::connection> connection,
                        std::chrono::milliseconds confirm_timeout, bool sharded)
-    : io_(io), connection_(std::move(connection)), confirm_timeout_(confirm_timeout),
+    : io_(io),
+      connection_(std::move(connection)),
+      confirm_timeout_(confirm_timeout),
       sharded_(sharded) {}
 
 void subscriber::start() {

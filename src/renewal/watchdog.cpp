@@ -8,7 +8,9 @@ namespace relock::renewal {
 
 watchdog::watchdog(exec::executor& executor, pubsub::subscriber& subscriber,
                    watchdog_options options)
-    : executor_(executor), subscriber_(subscriber), options_(std::move(options)),
+    : executor_(executor),
+      subscriber_(subscriber),
+      options_(std::move(options)),
       timer_(executor.io()) {}
 
 void watchdog::log(log_level level, const std::string& text) const {
@@ -130,7 +132,8 @@ void watchdog::tick() {
   for (auto& [group, targets] : groups) {
     for (std::size_t from = 0; from < targets.size(); from += options_.batch) {
       auto to = std::min(targets.size(), from + options_.batch);
-      renew(*group.first, std::vector<renewal_target>(targets.begin() + from, targets.begin() + to));
+      renew(*group.first,
+            std::vector<renewal_target>(targets.begin() + from, targets.begin() + to));
     }
   }
   if (!groups.empty()) arm(/*after_tick=*/true);

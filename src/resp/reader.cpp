@@ -23,9 +23,15 @@ void* place(const redisReadTask* task, reply&& value) {
 void* create_string(const redisReadTask* task, char* str, size_t len) {
   reply value;
   switch (task->type) {
-    case REDIS_REPLY_ERROR: value.type = reply_type::error; break;
-    case REDIS_REPLY_STATUS: value.type = reply_type::status; break;
-    default: value.type = reply_type::string; break;
+    case REDIS_REPLY_ERROR:
+      value.type = reply_type::error;
+      break;
+    case REDIS_REPLY_STATUS:
+      value.type = reply_type::status;
+      break;
+    default:
+      value.type = reply_type::string;
+      break;
   }
   value.str.assign(str, len);
   return place(task, std::move(value));

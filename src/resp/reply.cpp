@@ -4,11 +4,16 @@ namespace relock::resp {
 
 std::string to_string(const reply& r) {
   switch (r.type) {
-    case reply_type::nil: return "(nil)";
-    case reply_type::status: return r.str;
-    case reply_type::error: return "(error) " + r.str;
-    case reply_type::integer: return "(integer) " + std::to_string(r.integer);
-    case reply_type::string: return "\"" + r.str + "\"";
+    case reply_type::nil:
+      return "(nil)";
+    case reply_type::status:
+      return r.str;
+    case reply_type::error:
+      return "(error) " + r.str;
+    case reply_type::integer:
+      return "(integer) " + std::to_string(r.integer);
+    case reply_type::string:
+      return "\"" + r.str + "\"";
     case reply_type::array: {
       std::string out = "[";
       for (std::size_t i = 0; i < r.elements.size(); ++i) {

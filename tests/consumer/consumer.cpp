@@ -20,9 +20,8 @@ void use_everything(relock::client& client, std::function<void(std::string)> not
   relock::lock_info info = client.inspect("consumer");
   note(relock::to_string(info.kind));
   note(relock::to_string(relock::hold_side::read));
-  client.async_inspect("consumer", [note](std::error_code ec, relock::lock_info i) {
-    note(ec.message() + i.name);
-  });
+  client.async_inspect(
+      "consumer", [note](std::error_code ec, relock::lock_info i) { note(ec.message() + i.name); });
 
   relock::Lock lock = client.lock("consumer");
   relock::Lock other = client.non_reentrant_lock("consumer");
@@ -45,9 +44,8 @@ void use_everything(relock::client& client, std::function<void(std::string)> not
 
   auto me = relock::owner::unique();
   lock.async_lock(me, {.lease = 10s, .wait = 1s}, [note](std::error_code e) { note(e.message()); });
-  lock.async_try_lock(me, {}, [note](std::error_code e, bool got) {
-    note(e.message() + std::to_string(got));
-  });
+  lock.async_try_lock(
+      me, {}, [note](std::error_code e, bool got) { note(e.message() + std::to_string(got)); });
   lock.async_unlock(me, [note](std::error_code e) { note(e.message()); });
   note(relock::make_error_code(relock::errc::timeout).message());
   note(relock::error_category().name());

@@ -24,13 +24,11 @@ namespace {
 
 using steady = std::chrono::steady_clock;
 
-
 // A lock held for a minute by a client that is not under test.
 void hold_elsewhere(raw_client& raw, const std::string& key) {
   raw.command({"HSET", key, "someone-else:1", "1"});
   raw.command({"PEXPIRE", key, "60000"});
 }
-
 
 // Every completion of one async operation, so "exactly once" can be checked.
 struct outcomes {
@@ -48,7 +46,8 @@ struct outcomes {
 
 }  // namespace
 
-TEST(client_shutdown, eight_threads_blocked_in_lock_return_cancelled_when_another_thread_destroys_it) {
+TEST(client_shutdown,
+     eight_threads_blocked_in_lock_return_cancelled_when_another_thread_destroys_it) {
   redis_server server;
   auto raw = raw_client::to(server);
   hold_elsewhere(raw, "busy");
@@ -57,9 +56,8 @@ TEST(client_shutdown, eight_threads_blocked_in_lock_return_cancelled_when_anothe
 
   std::vector<std::future<std::error_code>> waiters;
   for (int i = 0; i < 8; ++i) {
-    waiters.push_back(std::async(std::launch::async, [lk]() mutable {
-      return error_of([&] { lk.lock(); });
-    }));
+    waiters.push_back(
+        std::async(std::launch::async, [lk]() mutable { return error_of([&] { lk.lock(); }); }));
   }
   ASSERT_TRUE(wait_until([&] { return subscribed(raw, "redisson_lock__channel:{busy}"); }, 5s));
 
@@ -148,9 +146,8 @@ TEST(client_shutdown, a_blocked_call_waiting_on_a_silent_server_returns_cancelle
   auto lk = client->lock("quiet");
   server.pause();
   auto query = std::async(std::launch::async, [lk] { return error_of([&] { lk.is_locked(); }); });
-  auto waiter = std::async(std::launch::async, [lk]() mutable {
-    return error_of([&] { lk.lock(); });
-  });
+  auto waiter =
+      std::async(std::launch::async, [lk]() mutable { return error_of([&] { lk.lock(); }); });
   // Both requests are on their way to a server that does not answer.
   ASSERT_TRUE(wait_until(
       [&] {

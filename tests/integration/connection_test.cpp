@@ -5,8 +5,8 @@
 
 #include <atomic>
 #include <filesystem>
-#include <set>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <asio/post.hpp>
@@ -23,8 +23,8 @@
 using namespace std::chrono_literals;
 using relock::errc;
 using relock::test::redis_server;
-using relock::test::settings_for;
 using relock::test::run;
+using relock::test::settings_for;
 using relock::test::wait_until;
 
 TEST(connection, ten_thousand_pipelined_commands_from_eight_threads) {
@@ -104,7 +104,9 @@ TEST(connection, written_commands_fail_when_the_server_dies_and_the_client_recon
          [&](std::error_code ec, relock::resp::reply) { blocked.set_value(ec); });
   auto raw = relock::test::raw_client::to(server);
   ASSERT_TRUE(wait_until(
-      [&] { return raw.command({"INFO", "clients"}).str.find("blocked_clients:1") != std::string::npos; },
+      [&] {
+        return raw.command({"INFO", "clients"}).str.find("blocked_clients:1") != std::string::npos;
+      },
       5s));
   server.kill();
   auto f = blocked.get_future();

@@ -112,7 +112,10 @@ TEST(lock_async, unlock_latches_are_deleted_many_per_command) {
   ASSERT_EQ(all_released.get_future().get(), 0);
   // Every latch goes (compat §1: deleted once its release has completed)...
   EXPECT_TRUE(wait_until(
-      [&] { return raw.command({"KEYS", "redisson_unlock_latch:*"}).elements.empty(); }, 5s));
+      [&] {
+        return raw.command({"KEYS", "redisson_unlock_latch:*"}).elements.empty();
+      },
+      5s));
   // ...and releases that complete together share DEL commands.
   const std::string stats = raw.command({"INFO", "commandstats"}).str;
   const auto at = stats.find("cmdstat_del:calls=");

@@ -27,8 +27,7 @@ TEST(lock_faults, bad_durations_are_refused_before_any_io) {
   EXPECT_EQ(error_of([&] { lk.try_lock(-5ms); }), errc::invalid_argument);
   EXPECT_EQ(error_of([&] { lk.try_lock(1s, -1ms); }), errc::invalid_argument);
   EXPECT_EQ(error_of([&] { lk.lock(std::chrono::milliseconds::max()); }), errc::invalid_argument);
-  EXPECT_EQ(error_of([&] { lk.try_lock_for(std::chrono::hours::max()); }),
-            errc::invalid_argument);
+  EXPECT_EQ(error_of([&] { lk.try_lock_for(std::chrono::hours::max()); }), errc::invalid_argument);
   EXPECT_EQ(error_of([&] { lk.lock(0ms); }), errc::invalid_argument);
   EXPECT_EQ(raw.command({"EXISTS", "d"}).integer, 0);
   // As std::timed_mutex: a wait already over tries once.
@@ -144,10 +143,8 @@ TEST(lock_faults, bad_client_settings_are_refused_before_connecting) {
     return error_of([&] { relock::client client(c); });
   };
   EXPECT_EQ(refused([](relock::config& c) { c.command_timeout = 0ms; }), errc::invalid_argument);
-  EXPECT_EQ(refused([](relock::config& c) { c.command_connections = 0; }),
-            errc::invalid_argument);
-  EXPECT_EQ(refused([](relock::config& c) { c.command_connections = 65; }),
-            errc::invalid_argument);
+  EXPECT_EQ(refused([](relock::config& c) { c.command_connections = 0; }), errc::invalid_argument);
+  EXPECT_EQ(refused([](relock::config& c) { c.command_connections = 65; }), errc::invalid_argument);
   EXPECT_EQ(refused([](relock::config& c) { c.busy_poll = -1us; }), errc::invalid_argument);
   EXPECT_EQ(refused([](relock::config& c) { c.busy_poll = 11ms; }), errc::invalid_argument);
   // Nothing reached the server: only the raw probe's own connection, if any, is listed.

@@ -13,8 +13,6 @@ namespace {
 
 using steady = std::chrono::steady_clock;
 
-
-
 relock::config quick_reconnects(const redis_server& server) {
   auto c = settings_for(server);
   c.command_timeout = 500ms;
@@ -34,7 +32,10 @@ TEST(lock_reconnect, a_waiter_rides_through_a_server_restart) {
   }
   auto lk = client.lock("job");
   auto waiting = std::async(std::launch::async, [lk]() mutable {
-    return error_of([&] { ASSERT_TRUE(lk.try_lock(30s)); lk.unlock(); });
+    return error_of([&] {
+      ASSERT_TRUE(lk.try_lock(30s));
+      lk.unlock();
+    });
   });
   {
     auto raw = raw_client::to(server);
@@ -64,7 +65,10 @@ TEST(lock_reconnect, a_waiter_rides_through_killed_connections_and_still_hears_t
   auto lk = client.lock("shared");
   auto waiting = std::async(std::launch::async, [lk]() mutable {
     auto start = steady::now();
-    auto ec = error_of([&] { lk.lock(); lk.unlock(); });
+    auto ec = error_of([&] {
+      lk.lock();
+      lk.unlock();
+    });
     return std::make_pair(ec, steady::now() - start);
   });
   ASSERT_TRUE(wait_until([&] { return subscribed(raw, "redisson_lock__channel:{shared}"); }, 5s));
@@ -104,7 +108,8 @@ TEST(lock_reconnect, a_wait_whose_deadline_finds_redis_still_away_fails_with_con
   EXPECT_GE(waited, 1900ms) << "failed before its deadline";
 }
 
-TEST(lock_reconnect, a_paused_server_within_the_wait_leaks_no_hold_and_the_wait_ends_in_connection) {
+TEST(lock_reconnect,
+     a_paused_server_within_the_wait_leaks_no_hold_and_the_wait_ends_in_connection) {
   redis_server server;
   auto c = settings_for(server);
   c.command_timeout = 300ms;

@@ -177,10 +177,16 @@ TEST(lock_waiting, ten_thousand_distinct_names_leave_no_subscription_behind) {
     });
     return p.get_future().get();
   };
-  EXPECT_TRUE(wait_until([&] { return leftovers() == std::pair<std::size_t, std::size_t>{0, 0}; },
-                         20s));
   EXPECT_TRUE(wait_until(
-      [&] { return raw.command({"PUBSUB", "CHANNELS"}).elements.empty(); }, 20s));
+      [&] {
+        return leftovers() == std::pair<std::size_t, std::size_t>{0, 0};
+      },
+      20s));
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return raw.command({"PUBSUB", "CHANNELS"}).elements.empty();
+      },
+      20s));
 }
 
 TEST(lock_waiting, polling_or_not_the_io_thread_hands_off_between_threads_and_stops_cleanly) {

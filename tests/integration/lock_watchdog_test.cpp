@@ -21,7 +21,8 @@ namespace {
 
 std::size_t watchdog_holds(relock::client& c) {
   std::promise<std::size_t> n;
-  asio::post(relock::detail::core_of(c)->io(), [&] { n.set_value(relock::detail::core_of(c)->watchdog().holds()); });
+  asio::post(relock::detail::core_of(c)->io(),
+             [&] { n.set_value(relock::detail::core_of(c)->watchdog().holds()); });
   return n.get_future().get();
 }
 
@@ -75,16 +76,21 @@ TEST(lock_watchdog, renewals_are_batched_a_hundred_keys_per_script_call) {
   }
   for (auto& t : taken) t.get();
   std::promise<std::size_t> before;
-  asio::post(relock::detail::core_of(client)->io(), [&] { before.set_value(relock::detail::core_of(client)->watchdog().renewals_sent()); });
+  asio::post(relock::detail::core_of(client)->io(), [&] {
+    before.set_value(relock::detail::core_of(client)->watchdog().renewals_sent());
+  });
   auto sent_before = before.get_future().get();
   std::this_thread::sleep_for(1000ms);  // about three ticks: a sampling window, not a wait
   std::promise<std::size_t> after;
-  asio::post(relock::detail::core_of(client)->io(), [&] { after.set_value(relock::detail::core_of(client)->watchdog().renewals_sent()); });
+  asio::post(relock::detail::core_of(client)->io(),
+             [&] { after.set_value(relock::detail::core_of(client)->watchdog().renewals_sent()); });
   auto sent = after.get_future().get() - sent_before;
   EXPECT_GE(sent, 10u);       // at least one tick renewed everything...
   EXPECT_LE(sent, 4u * 10u);  // ...in calls of 100 keys: 10 per tick, at most 4 ticks here
   for (int i = 0; i < holds; ++i) {
-    client.lock("held-" + std::to_string(i)).async_unlock(relock::owner::current_thread(), asio::use_future).get();
+    client.lock("held-" + std::to_string(i))
+        .async_unlock(relock::owner::current_thread(), asio::use_future)
+        .get();
   }
 }
 
@@ -111,8 +117,7 @@ TEST(lock_watchdog, a_deleted_key_is_detected_as_lost) {
   relock::lock_options o;
   o.on_lost = [&](std::error_code ec) { owner_told = ec == errc::lock_lost; };
   std::promise<std::error_code> got;
-  lk.async_lock(relock::owner::current_thread(), o,
-                [&](std::error_code ec) { got.set_value(ec); });
+  lk.async_lock(relock::owner::current_thread(), o, [&](std::error_code ec) { got.set_value(ec); });
   ASSERT_FALSE(got.get_future().get());
 
   raw.command({"DEL", "stolen"});
@@ -123,11 +128,11 @@ TEST(lock_watchdog, a_deleted_key_is_detected_as_lost) {
     // The log says which lock, whose hold, what happened and when it was last confirmed.
     bool named = false;
     for (const auto& w : warnings) {
-      named = named || (w.find("'stolen'") != std::string::npos &&
-                        w.find(lk.owner_field(relock::owner::current_thread())) !=
-                            std::string::npos &&
-                        w.find("gone") != std::string::npos &&
-                        w.find("last confirmed") != std::string::npos);
+      named =
+          named ||
+          (w.find("'stolen'") != std::string::npos &&
+           w.find(lk.owner_field(relock::owner::current_thread())) != std::string::npos &&
+           w.find("gone") != std::string::npos && w.find("last confirmed") != std::string::npos);
     }
     EXPECT_TRUE(named) << "no warning names the lost hold";
   }
@@ -183,8 +188,8 @@ TEST(lock_watchdog, a_hold_that_listens_for_loss_hears_a_force_unlock_at_once) {
 TEST(lock_watchdog, renewals_that_fail_in_an_outage_are_retried_while_the_lease_lasts) {
   redis_server server;
   auto c = settings_for(server);
-  c.watchdog_lease = 1500ms;   // a tick every 500 ms
-  c.command_timeout = 200ms;   // a renewal during the pause fails fast
+  c.watchdog_lease = 1500ms;  // a tick every 500 ms
+  c.command_timeout = 200ms;  // a renewal during the pause fails fast
   std::atomic<int> lost{0};
   c.on_lock_lost = [&](std::string_view, std::string_view, std::error_code) { ++lost; };
   relock::client client(c);

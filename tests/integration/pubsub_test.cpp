@@ -33,9 +33,15 @@ struct inbox {
     return [this](const event& e) {
       std::lock_guard g(m);
       switch (e.kind) {
-        case event_kind::message: messages.emplace_back(e.payload); break;
-        case event_kind::resubscribed: ++resubscribed; break;
-        case event_kind::disconnected: ++disconnected; break;
+        case event_kind::message:
+          messages.emplace_back(e.payload);
+          break;
+        case event_kind::resubscribed:
+          ++resubscribed;
+          break;
+        case event_kind::disconnected:
+          ++disconnected;
+          break;
       }
     };
   }
@@ -60,9 +66,9 @@ struct inbox {
 subscription subscribe(relock::client& c, const std::string& channel, inbox& box) {
   std::promise<std::pair<std::error_code, subscription>> done;
   relock::detail::core_of(c)->subscriber().subscribe(channel, box.listener(),
-                                   [&](std::error_code ec, subscription s) {
-                                     done.set_value({ec, std::move(s)});
-                                   });
+                                                     [&](std::error_code ec, subscription s) {
+                                                       done.set_value({ec, std::move(s)});
+                                                     });
   auto [ec, s] = done.get_future().get();
   EXPECT_FALSE(ec) << ec.message();
   return std::move(s);
@@ -74,7 +80,8 @@ std::int64_t subscribers_of(relock::test::raw_client& raw, const std::string& ch
 
 std::size_t channel_count(relock::client& c) {
   std::promise<std::size_t> n;
-  asio::post(relock::detail::core_of(c)->io(), [&] { n.set_value(relock::detail::core_of(c)->subscriber().channel_count()); });
+  asio::post(relock::detail::core_of(c)->io(),
+             [&] { n.set_value(relock::detail::core_of(c)->subscriber().channel_count()); });
   return n.get_future().get();
 }
 
@@ -156,5 +163,8 @@ TEST(pubsub, many_distinct_channels_leave_nothing_behind) {
   }
   EXPECT_TRUE(wait_until([&] { return channel_count(client) == 0; }, 10s));
   EXPECT_TRUE(wait_until(
-      [&] { return raw.command({"PUBSUB", "CHANNELS"}).elements.empty(); }, 10s));
+      [&] {
+        return raw.command({"PUBSUB", "CHANNELS"}).elements.empty();
+      },
+      10s));
 }

@@ -120,8 +120,7 @@ TEST_P(driver_smoke, a_killed_driver_leaves_its_lock_to_expire) {
   EXPECT_LE(ttl, 2000);
 }
 
-INSTANTIATE_TEST_SUITE_P(redisson, driver_smoke,
-                         ::testing::ValuesIn(redisson_driver::jar_params()),
+INSTANTIATE_TEST_SUITE_P(redisson, driver_smoke, ::testing::ValuesIn(redisson_driver::jar_params()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return redisson_driver::param_name(info.param);
                          });

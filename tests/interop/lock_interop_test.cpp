@@ -240,7 +240,10 @@ TEST_P(redisson_interop, releases_leave_no_unlock_latch_behind) {
     ASSERT_EQ(j.call_ok("a", "unlock latch"), true);
   }
   EXPECT_TRUE(wait_until(
-      [&] { return raw.command({"KEYS", "redisson_unlock_latch:*"}).elements.empty(); }, 3s));
+      [&] {
+        return raw.command({"KEYS", "redisson_unlock_latch:*"}).elements.empty();
+      },
+      3s));
 }
 
 INSTANTIATE_TEST_SUITE_P(redisson, redisson_interop,

@@ -154,7 +154,8 @@ std::vector<std::string> redisson_driver::jar_params() {
 void redisson_driver::check_jar(const std::string& jar) {
   if (jar.rfind("missing: ", 0) == 0) throw std::runtime_error(jar.substr(9));
   if (!fs::is_regular_file(jar)) {
-    throw std::runtime_error("Redisson driver jar " + jar + " does not exist: run "
+    throw std::runtime_error("Redisson driver jar " + jar +
+                             " does not exist: run "
                              "tests/interop/redisson/prepare");
   }
 }
@@ -471,8 +472,8 @@ std::string redisson_driver::send(const std::string& owner, const std::string& c
         int err = errno;
         std::lock_guard lock(mutex_);
         commands_.erase(id);
-        throw std::runtime_error(describe() + ": cannot send '" + cmd_and_args + "': " +
-                                 errno_text(err));
+        throw std::runtime_error(describe() + ": cannot send '" + cmd_and_args +
+                                 "': " + errno_text(err));
       }
       off += static_cast<std::size_t>(w);
     }

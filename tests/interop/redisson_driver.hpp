@@ -39,10 +39,10 @@ class redisson_driver {
  public:
   // Name only what you need: options{.watchdog = std::chrono::seconds(5)}.
   struct options {
-    std::chrono::milliseconds watchdog{30000};   // --watchdog-ms (Redisson's lockWatchdogTimeout)
-    std::vector<std::string> cluster_nodes{};     // host:port; non-empty = useClusterServers()
+    std::chrono::milliseconds watchdog{30000};  // --watchdog-ms (Redisson's lockWatchdogTimeout)
+    std::vector<std::string> cluster_nodes{};   // host:port; non-empty = useClusterServers()
     std::chrono::milliseconds ready_timeout{30000};
-    std::vector<std::string> jvm_args{};          // e.g. "-Xmx256m", put before -jar
+    std::vector<std::string> jvm_args{};  // e.g. "-Xmx256m", put before -jar
   };
 
   redisson_driver(std::string jar, std::string url, options opts);

@@ -45,8 +45,8 @@ resp::reply convert(const redisReply& r) {
 
 void raw_client::context_deleter::operator()(redisContext* c) const { redisFree(c); }
 
-raw_client::raw_client(std::string host, std::uint16_t port, std::string password,
-                       std::string user, std::chrono::milliseconds timeout)
+raw_client::raw_client(std::string host, std::uint16_t port, std::string password, std::string user,
+                       std::chrono::milliseconds timeout)
     : host_(std::move(host)),
       port_(port),
       password_(std::move(password)),
@@ -99,8 +99,8 @@ resp::reply raw_client::command(std::vector<std::string> args) {
     argv.push_back(a.data());
     lengths.push_back(a.size());
   }
-  auto* r = static_cast<redisReply*>(redisCommandArgv(context_.get(), static_cast<int>(argv.size()),
-                                                      argv.data(), lengths.data()));
+  auto* r = static_cast<redisReply*>(
+      redisCommandArgv(context_.get(), static_cast<int>(argv.size()), argv.data(), lengths.data()));
   if (r == nullptr) {
     // hiredis leaves the context unusable after an error; the next command reconnects.
     std::string reason = context_->errstr;

@@ -26,8 +26,8 @@ class raw_client {
  public:
   // `timeout` bounds the connect and each command's write and read, so a test never hangs on a
   // stopped server: 10 s by default, far above any healthy reply on loopback.
-  raw_client(std::string host, std::uint16_t port, std::string password = {},
-             std::string user = {}, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  raw_client(std::string host, std::uint16_t port, std::string password = {}, std::string user = {},
+             std::chrono::milliseconds timeout = std::chrono::seconds(10));
   ~raw_client();
   raw_client(raw_client&&) noexcept;
   raw_client& operator=(raw_client&&) noexcept;

@@ -28,15 +28,14 @@ raw_subscriber::raw_subscriber(const redis_server& server, const std::string& ch
   if (!context_ || context_->err) throw std::runtime_error("raw_subscriber: cannot connect");
   const auto& o = server.options();
   if (!o.password.empty()) {
-    void* r = o.acl_user.empty()
-                  ? redisCommand(context_.get(), "AUTH %s", o.password.c_str())
-                  : redisCommand(context_.get(), "AUTH %s %s", o.acl_user.c_str(),
-                                 o.password.c_str());
+    void* r = o.acl_user.empty() ? redisCommand(context_.get(), "AUTH %s", o.password.c_str())
+                                 : redisCommand(context_.get(), "AUTH %s %s", o.acl_user.c_str(),
+                                                o.password.c_str());
     if (r == nullptr) throw std::runtime_error("raw_subscriber: AUTH failed");
     freeReplyObject(r);
   }
-  void* r = redisCommand(context_.get(), sharded ? "SSUBSCRIBE %b" : "SUBSCRIBE %b",
-                         channel.data(), channel.size());
+  void* r = redisCommand(context_.get(), sharded ? "SSUBSCRIBE %b" : "SUBSCRIBE %b", channel.data(),
+                         channel.size());
   if (r == nullptr) throw std::runtime_error("raw_subscriber: SUBSCRIBE failed");
   freeReplyObject(r);  // the confirmation: from here on, every publish reaches us
 }

@@ -62,7 +62,7 @@ class redis_server {
   std::string host_ = "127.0.0.1";
   std::uint16_t port_ = 0;
   std::filesystem::path program_;
-  temp_dir dir_;            // declared before process_: the process dies before its dir goes
+  temp_dir dir_;  // declared before process_: the process dies before its dir goes
   server_process process_;
 };
 

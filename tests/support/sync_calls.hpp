@@ -23,7 +23,9 @@ inline result run(exec::executor& ex, std::vector<std::string> args) {
   resp::request request;
   request.push(std::span<const std::string>(args));
   ex.run(args.size() > 1 ? args[1] : std::string(), std::move(request),
-         [&done](std::error_code ec, resp::reply r) mutable { done.set_value({ec, std::move(r)}); });
+         [&done](std::error_code ec, resp::reply r) mutable {
+           done.set_value({ec, std::move(r)});
+         });
   return future.get();
 }
 
@@ -31,8 +33,9 @@ inline result eval(exec::executor& ex, const exec::script& s, std::vector<std::s
                    std::vector<std::string> args) {
   std::promise<result> done;
   auto future = done.get_future();
-  ex.eval(s, std::move(keys), std::move(args),
-          [&done](std::error_code ec, resp::reply r) mutable { done.set_value({ec, std::move(r)}); });
+  ex.eval(s, std::move(keys), std::move(args), [&done](std::error_code ec, resp::reply r) mutable {
+    done.set_value({ec, std::move(r)});
+  });
   return future.get();
 }
 

@@ -36,9 +36,9 @@ TEST(parse_url, ipv6) {
 }
 
 TEST(parse_url, refuses_bad_urls_with_a_reason) {
-  for (const char* bad : {"http://h", "redis://", "redis://h:0", "redis://h:70000", "redis://h:x",
-                          "redis://h/-1", "redis://h/x", "redis://[::1", "redis://a%4@h",
-                          "redis://127.0.0.1:", "redis://[::1]:"}) {
+  for (const char* bad :
+       {"http://h", "redis://", "redis://h:0", "redis://h:70000", "redis://h:x", "redis://h/-1",
+        "redis://h/x", "redis://[::1", "redis://a%4@h", "redis://127.0.0.1:", "redis://[::1]:"}) {
     try {
       parse_url(bad);
       ADD_FAILURE() << bad << " was accepted";
@@ -51,8 +51,8 @@ TEST(parse_url, refuses_bad_urls_with_a_reason) {
 }
 
 TEST(parse_url, never_shows_a_password_in_its_errors) {
-  for (const char* bad : {"redis://:s3cret@127.0.0.1:abc", "redis://app:s3cret@h:", "redis://s3cret@h:0",
-                          "redis://app:s3cret@h/x", "redis://:s3cret@[::1",
+  for (const char* bad : {"redis://:s3cret@127.0.0.1:abc", "redis://app:s3cret@h:",
+                          "redis://s3cret@h:0", "redis://app:s3cret@h/x", "redis://:s3cret@[::1",
                           "redis://:pa/s3cret@127.0.0.1:abc", "redis://:pa/s3cret@h/x"}) {
     try {
       parse_url(bad);

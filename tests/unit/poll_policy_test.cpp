@@ -21,7 +21,7 @@ TEST(poll_policy, rests_after_polling_in_vain_then_tries_again) {
     ASSERT_FALSE(p.resting());
     ASSERT_TRUE(p.keep_polling(true, 10us));
     ASSERT_FALSE(p.keep_polling(true, 60us));  // the window ran out before the reply
-    p.event();                                   // the reply came while asleep
+    p.event();                                 // the reply came while asleep
   }
   EXPECT_TRUE(p.resting());
   for (int i = 0; i < poll_policy::windows_of_rest; ++i) {

@@ -68,7 +68,7 @@ TEST(redirect, garbage_is_nullopt) {
       "MOVED +1 h:1",
       "MOVED x h:1",
       "MOVED 39x9 h:1",
-      "moved 3999 h:1",  // Redis writes the word in capitals
+      "moved 3999 h:1",   // Redis writes the word in capitals
       "-MOVED 3999 h:1",  // the RESP type byte is not part of the text
       "ASKING 3999 h:1",
       "MOVE 3999 h:1",

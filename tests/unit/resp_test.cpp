@@ -84,8 +84,8 @@ TEST(resp_request, encodes_commands_back_to_back) {
   r.push({"GET", "k"});
   EXPECT_EQ(r.commands(), 2u);
   using namespace std::string_literals;
-  EXPECT_EQ(r.payload(), "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\na\0b\r\n"s +
-                             "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n");
+  EXPECT_EQ(r.payload(),
+            "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\na\0b\r\n"s + "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n");
 }
 
 TEST(resp_request, round_trips_through_the_reader_as_arrays) {

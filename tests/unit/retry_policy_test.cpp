@@ -22,22 +22,37 @@ TEST(retry_policy, table) {
       {"server error", a([](attempt& x) { x.error_code = "ERR"; }), next_step::complete},
       {"NOSCRIPT first time", a([](attempt& x) { x.error_code = "NOSCRIPT"; }),
        next_step::load_script_and_retry},
-      {"NOSCRIPT after reload", a([](attempt& x) { x.error_code = "NOSCRIPT"; x.script_reloaded = true; }),
+      {"NOSCRIPT after reload", a([](attempt& x) {
+         x.error_code = "NOSCRIPT";
+         x.script_reloaded = true;
+       }),
        next_step::complete},
-      {"written acquire lost with the connection",
-       a([](attempt& x) { x.connection_failed = true; x.written = true; }), next_step::complete},
+      {"written acquire lost with the connection", a([](attempt& x) {
+         x.connection_failed = true;
+         x.written = true;
+       }),
+       next_step::complete},
       {"unwritten lost with the connection", a([](attempt& x) { x.connection_failed = true; }),
        next_step::retry_after_delay},
-      {"idempotent written lost",
-       a([](attempt& x) { x.connection_failed = true; x.written = true; x.idempotent = true; }),
+      {"idempotent written lost", a([](attempt& x) {
+         x.connection_failed = true;
+         x.written = true;
+         x.idempotent = true;
+       }),
        next_step::retry_after_delay},
       {"MOVED", a([](attempt& x) { x.error_code = "MOVED"; }), next_step::follow_moved},
       {"ASK", a([](attempt& x) { x.error_code = "ASK"; }), next_step::follow_ask},
-      {"too many redirects", a([](attempt& x) { x.error_code = "MOVED"; x.redirects = 5; }),
+      {"too many redirects", a([](attempt& x) {
+         x.error_code = "MOVED";
+         x.redirects = 5;
+       }),
        next_step::complete},
       {"TRYAGAIN", a([](attempt& x) { x.error_code = "TRYAGAIN"; }), next_step::retry_after_delay},
       {"LOADING", a([](attempt& x) { x.error_code = "LOADING"; }), next_step::retry_after_delay},
-      {"no time left", a([](attempt& x) { x.error_code = "TRYAGAIN"; x.time_left = false; }),
+      {"no time left", a([](attempt& x) {
+         x.error_code = "TRYAGAIN";
+         x.time_left = false;
+       }),
        next_step::complete},
   };
   for (const auto& r : rows) EXPECT_EQ(decide(r.in), r.expected) << r.why;

@@ -50,9 +50,9 @@ TEST(slot, hash_tags) {
   EXPECT_EQ(hash_tag("{user1000}.following"), "user1000");
   EXPECT_EQ(slot_of("{user1000}.following"), slot_of("{user1000}.followers"));
   EXPECT_EQ(hash_tag("foo{}{bar}"), "foo{}{bar}");  // the first tag is empty: the whole key
-  EXPECT_EQ(hash_tag("foo{{bar}}zap"), "{bar");      // from the first '{' to the next '}'
-  EXPECT_EQ(hash_tag("foo{bar}{zap}"), "bar");       // only the first tag counts
-  EXPECT_EQ(hash_tag("{}{a}"), "{}{a}");             // no second chance after an empty tag
+  EXPECT_EQ(hash_tag("foo{{bar}}zap"), "{bar");     // from the first '{' to the next '}'
+  EXPECT_EQ(hash_tag("foo{bar}{zap}"), "bar");      // only the first tag counts
+  EXPECT_EQ(hash_tag("{}{a}"), "{}{a}");            // no second chance after an empty tag
   EXPECT_EQ(hash_tag("no-tag"), "no-tag");
   EXPECT_EQ(hash_tag("open{only"), "open{only");
   EXPECT_EQ(hash_tag("close}{"), "close}{");

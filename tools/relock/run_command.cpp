@@ -64,9 +64,9 @@ int run_command(const global_options& g, const run_options& o) {
   options.lease = lease;
   options.stop = cancel.get_token();
   // The library says which loss it was: found gone, or no renewal got through for a lease.
-  options.on_lost = [&supervisor, away = "Redis at " + shown_url(g.url) +
-                                         " stopped answering and the lease ran out"](
-                        std::error_code why) {
+  options.on_lost = [&supervisor,
+                     away = "Redis at " + shown_url(g.url) +
+                            " stopped answering and the lease ran out"](std::error_code why) {
     supervisor.lost(why == relock::errc::renewal_failed
                         ? away
                         : "its key was deleted or taken over, or it expired");
