@@ -5,6 +5,7 @@
 // costs.
 #include <future>
 #include <memory>
+#include <optional>
 
 #include <relock/client.hpp>
 
@@ -74,18 +75,13 @@ result run_async_pairs(const options& o, int n) {
     warm.run().get();
   }
   server_probe probe(o.url);
-  probe.start();
-  const double cpu0 = process_cpu_seconds();
-  const auto t0 = clock::now();
-  const auto end = t0 + std::chrono::duration_cast<clock::duration>(
-                            std::chrono::duration<double>(o.seconds));
-  chains run(client, prefix, n, end);
-  run.run().get();
-  const double window = std::chrono::duration<double>(clock::now() - t0).count();
-  const double cpu = process_cpu_seconds() - cpu0;
-  const auto server = probe.stop();
+  std::optional<chains> run;  // made inside the window, as the chains start from their end
+  const auto [window, cpu, server] = run_window(o, probe, [&](clock::time_point end) {
+    run.emplace(client, prefix, n, end);
+    run->run().get();
+  });
 
-  auto& pair = run.pairs();
+  auto& pair = run->pairs();
   const auto pairs = static_cast<std::int64_t>(pair.count());
   result r = make_result(o);
   r.set("pairs_per_s", static_cast<double>(pairs) / window)
@@ -94,7 +90,7 @@ result run_async_pairs(const options& o, int n) {
       .set("pair_max_us", pair.max_us())
       .set("chains", static_cast<std::int64_t>(n))
       .set("pairs", pairs)
-      .set("errors", run.errors());
+      .set("errors", run->errors());
   add_common(r, o, window, cpu, server, pairs);
   return r;
 }

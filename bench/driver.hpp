@@ -6,10 +6,14 @@
 // up in the figures instead of hanging the run.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <stop_token>
 #include <string>
+#include <thread>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -25,10 +29,10 @@ struct options {
   std::string url = "redis://127.0.0.1:6379";
   std::string variant = "default";  // "async": uncontended and n-locks through async_lock
   int rep = 1;
-  double seconds = 3.0;  // the measuring window (many-held: how long the locks are held)
-  int threads = 8;       // contended scenarios
-  int locks = 10'000;    // many-held
-  int connections = 0;   // command connections per client; 0: the library's default
+  double seconds = 3.0;   // the measuring window (many-held: how long the locks are held)
+  int threads = 8;        // contended scenarios
+  int locks = 10'000;     // many-held
+  int connections = 0;    // command connections per client; 0: the library's default
   int busy_poll_us = -1;  // config::busy_poll; -1: the library's default
 };
 
@@ -80,11 +84,11 @@ class server_probe {
 
   void start();  // CONFIG RESETSTAT and note the server's CPU
   struct window {
-    double cpu_seconds = 0;          // server user + system
-    std::int64_t calls = 0;          // all calls but our own INFO / CONFIG, including the
-                                     // commands that scripts call (Redis 7 counts those too)
-    std::int64_t evalsha = 0;        // calls of EVALSHA
-    std::string per_command;         // "evalsha=2000,del=2000,...": calls per command
+    double cpu_seconds = 0;    // server user + system
+    std::int64_t calls = 0;    // all calls but our own INFO / CONFIG, including the
+                               // commands that scripts call (Redis 7 counts those too)
+    std::int64_t evalsha = 0;  // calls of EVALSHA
+    std::string per_command;   // "evalsha=2000,del=2000,...": calls per command
     std::map<std::string, std::int64_t> calls_of;  // the same, by command name
   };
   window stop();
@@ -96,6 +100,24 @@ class server_probe {
   void* context_;  // redisContext*
   double cpu_at_start_ = 0;
 };
+
+// A measured window (n-locks, one-lock, handoff, the async variant): resets the server's
+// statistics (probe.start()), notes the client's CPU time and the clock, then calls work(end),
+// end being o.seconds later; work sets the scenario's load going and returns once it has
+// stopped. The figures span the opening to work's return.
+struct window_figures {
+  double seconds = 0;       // wall time
+  double client_cpu_s = 0;  // this process's CPU time (process_cpu_seconds)
+  server_probe::window server;
+};
+window_figures run_window(const options& o, server_probe& probe,
+                          const std::function<void(clock::time_point end)>& work);
+
+// For the workers of a window whose loops may block in lock() past its end: waits (polling
+// every 5 ms) until each has counted itself in `finished` or `deadline` has passed, then
+// requests `stop` (cancelling any lock() still waiting) and joins them all.
+void join_or_cancel(std::vector<std::thread>& workers, const std::atomic<int>& finished,
+                    clock::time_point deadline, std::stop_source& stop);
 
 // Fields every scenario reports: client and server CPU over the window, commands per operation.
 void add_common(result& r, const options& o, double window_s, double client_cpu_s,

@@ -44,16 +44,26 @@ int main(int argc, char** argv) {
     if (i + 1 >= argc) return usage(("missing value for " + flag).c_str());
     std::string value = argv[++i];
     try {
-      if (flag == "--scenario") o.scenario = value;
-      else if (flag == "--rep") o.rep = std::stoi(value);
-      else if (flag == "--url") o.url = value;
-      else if (flag == "--seconds") o.seconds = std::stod(value);
-      else if (flag == "--threads") o.threads = std::stoi(value);
-      else if (flag == "--locks") o.locks = std::stoi(value);
-      else if (flag == "--connections") o.connections = std::stoi(value);
-      else if (flag == "--busy-poll") o.busy_poll_us = std::stoi(value);
-      else if (flag == "--variant") o.variant = value;
-      else return usage(("unknown option " + flag).c_str());
+      if (flag == "--scenario")
+        o.scenario = value;
+      else if (flag == "--rep")
+        o.rep = std::stoi(value);
+      else if (flag == "--url")
+        o.url = value;
+      else if (flag == "--seconds")
+        o.seconds = std::stod(value);
+      else if (flag == "--threads")
+        o.threads = std::stoi(value);
+      else if (flag == "--locks")
+        o.locks = std::stoi(value);
+      else if (flag == "--connections")
+        o.connections = std::stoi(value);
+      else if (flag == "--busy-poll")
+        o.busy_poll_us = std::stoi(value);
+      else if (flag == "--variant")
+        o.variant = value;
+      else
+        return usage(("unknown option " + flag).c_str());
     } catch (const std::exception&) {
       return usage(("bad value for " + flag + ": " + value).c_str());
     }
@@ -66,8 +76,9 @@ int main(int argc, char** argv) {
   }
   if (o.seconds <= 0 || o.seconds > 600 || o.threads < 1 || o.threads > 256 || o.locks < 1 ||
       o.connections < 0 || o.connections > 64 || o.busy_poll_us < -1 || o.busy_poll_us > 10'000) {
-    return usage("--seconds must be in (0, 600], --threads in [1, 256], --locks >= 1, "
-                 "--connections in [0, 64], --busy-poll in [0, 10000] (0: off)");
+    return usage(
+        "--seconds must be in (0, 600], --threads in [1, 256], --locks >= 1, "
+        "--connections in [0, 64], --busy-poll in [0, 10000] (0: off)");
   }
   try {
     std::printf("%s\n", it->second(o).json().c_str());

@@ -75,9 +75,8 @@ result run_many_held(const options& o) {
   const auto me = relock::owner::unique();
 
   const auto a0 = clock::now();
-  const auto acquire_errors = for_all(o.locks, [&](int i, auto done) {
-    locks[i].async_lock(me, {}, std::move(done));
-  });
+  const auto acquire_errors =
+      for_all(o.locks, [&](int i, auto done) { locks[i].async_lock(me, {}, std::move(done)); });
   const double acquire_s = seconds_since(a0);
 
   // The window opens after the first renewal tick has been answered: on a fresh server that
@@ -100,9 +99,8 @@ result run_many_held(const options& o) {
   const std::int64_t keys_at_end = probe.dbsize();
 
   const auto r0 = clock::now();
-  const auto release_errors = for_all(o.locks, [&](int i, auto done) {
-    locks[i].async_unlock(me, std::move(done));
-  });
+  const auto release_errors =
+      for_all(o.locks, [&](int i, auto done) { locks[i].async_unlock(me, std::move(done)); });
   const double release_s = seconds_since(r0);
 
   const double period_s = std::chrono::duration<double>(lease).count() / 3;

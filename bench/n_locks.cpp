@@ -44,15 +44,11 @@ result run_n_locks(const options& o) {
     });
   }
   warmed.arrive_and_wait();
-  probe.start();
-  const double cpu0 = process_cpu_seconds();
-  const auto t0 = clock::now();
-  end = t0 + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.seconds));
-  go.count_down();
-  for (auto& w : workers) w.join();
-  const double window = std::chrono::duration<double>(clock::now() - t0).count();
-  const double cpu = process_cpu_seconds() - cpu0;
-  const auto server = probe.stop();
+  const auto [window, cpu, server] = run_window(o, probe, [&](clock::time_point window_end) {
+    end = window_end;
+    go.count_down();
+    for (auto& w : workers) w.join();
+  });
 
   samples all;
   std::int64_t total = 0, failed = 0;

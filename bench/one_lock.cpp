@@ -42,8 +42,8 @@ result run_one_lock(const options& o) {
       wait[t].reserve(50'000);
       ready.count_down();
       go.wait();
-      for (auto now = clock::now();
-           acquisitions[t] < max_acquisitions_per_thread && now < end; now = clock::now()) {
+      for (auto now = clock::now(); acquisitions[t] < max_acquisitions_per_thread && now < end;
+           now = clock::now()) {
         try {
           lock.lock(stop.get_token());
         } catch (const relock::error& e) {
@@ -63,19 +63,11 @@ result run_one_lock(const options& o) {
     });
   }
   ready.arrive_and_wait();
-  probe.start();
-  const double cpu0 = process_cpu_seconds();
-  const auto t0 = clock::now();
-  end = t0 + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.seconds));
-  go.count_down();
-  while (finished.load() < threads && clock::now() < end + grace) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  stop.request_stop();
-  for (auto& w : workers) w.join();
-  const double window = std::chrono::duration<double>(clock::now() - t0).count();
-  const double cpu = process_cpu_seconds() - cpu0;
-  const auto server = probe.stop();
+  const auto [window, cpu, server] = run_window(o, probe, [&](clock::time_point window_end) {
+    end = window_end;
+    go.count_down();
+    join_or_cancel(workers, finished, end + grace, stop);
+  });
 
   samples all;
   std::int64_t total = 0;

@@ -1,4 +1,5 @@
-// Measurement helpers shared by the scenarios: samples, the JSON line, CPU time, server probe.
+// Measurement helpers shared by the scenarios: samples, the JSON line, CPU time, server probe,
+// the measured window.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -187,15 +188,39 @@ std::int64_t server_probe::dbsize() {
   return n;
 }
 
+window_figures run_window(const options& o, server_probe& probe,
+                          const std::function<void(clock::time_point end)>& work) {
+  probe.start();
+  const double cpu0 = process_cpu_seconds();
+  const auto t0 = clock::now();
+  const auto end =
+      t0 + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.seconds));
+  work(end);
+  window_figures w;
+  w.seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  w.client_cpu_s = process_cpu_seconds() - cpu0;
+  w.server = probe.stop();
+  return w;
+}
+
+void join_or_cancel(std::vector<std::thread>& workers, const std::atomic<int>& finished,
+                    clock::time_point deadline, std::stop_source& stop) {
+  while (finished.load() < static_cast<int>(workers.size()) && clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  stop.request_stop();
+  for (auto& w : workers) w.join();
+}
+
 result make_result(const options& o) {
   result r;
   r.set("lib", std::string("relock"))
       .set("variant", o.variant)
       .set("scenario", o.scenario)
       .set("rep", static_cast<std::int64_t>(o.rep));
-  for (const char* f : {"pairs_per_s", "acq_per_s", "pair_p50_us", "pair_p99_us",
-                        "handoff_p50_us", "handoff_p99_us", "handoffs_per_s", "wait_p50_us",
-                        "wait_p99_us", "wait_max_us", "rtt_p50_us"}) {
+  for (const char* f : {"pairs_per_s", "acq_per_s", "pair_p50_us", "pair_p99_us", "handoff_p50_us",
+                        "handoff_p99_us", "handoffs_per_s", "wait_p50_us", "wait_p99_us",
+                        "wait_max_us", "rtt_p50_us"}) {
     r.set(f, nullptr);
   }
   return r;
@@ -208,8 +233,7 @@ void add_common(result& r, const options& o, double window_s, double client_cpu_
   r.set("client_cpu_pct", 100.0 * client_cpu_s / window_s);
   r.set("server_cpu_pct", 100.0 * server.cpu_seconds / window_s);
   auto per_op = [&](std::int64_t n) {
-    return operations > 0 ? static_cast<double>(n) / static_cast<double>(operations)
-                          : std::nan("");
+    return operations > 0 ? static_cast<double>(n) / static_cast<double>(operations) : std::nan("");
   };
   r.set("evalsha_per_op", per_op(server.evalsha));
   r.set("server_calls_per_op", per_op(server.calls));

@@ -25,8 +25,8 @@ result run_uncontended(const options& o) {
   probe.start();
   const double cpu0 = process_cpu_seconds();
   const auto t0 = clock::now();
-  const auto end = t0 + std::chrono::duration_cast<clock::duration>(
-                            std::chrono::duration<double>(o.seconds));
+  const auto end =
+      t0 + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.seconds));
   for (auto now = t0; pairs < max_pairs && now < end; ++pairs) {
     lock.lock();
     std::error_code ec;

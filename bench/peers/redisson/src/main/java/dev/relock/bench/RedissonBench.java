@@ -9,9 +9,6 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
-import java.math.BigDecimal;
-import java.math.MathContext;
-import java.math.RoundingMode;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
@@ -19,7 +16,9 @@ import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -28,6 +27,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+
+import dev.relock.json.Json;
 
 import org.redisson.Redisson;
 import org.redisson.api.RLock;
@@ -136,70 +137,20 @@ public final class RedissonBench {
   }
 
   // ------------------------------------------------------------------------------------------
-  // The JSON line: fields in insertion order, numbers as C's %.6g, NaN as null.
+  // The JSON line: fields in insertion order, numbers as C's %.6g, NaN as null (the shared
+  // writer's BENCH layout, the same bytes as relock_bench's result::json).
 
   static final class Result {
-    private final List<String> names = new ArrayList<>();
-    private final List<Object> values = new ArrayList<>();
+    private final Map<String, Object> fields = new LinkedHashMap<>();
 
+    /** Sets a field; one already set keeps its place. */
     Result set(String name, Object v) {
-      int i = names.indexOf(name);
-      if (i >= 0) {
-        values.set(i, v);
-      } else {
-        names.add(name);
-        values.add(v);
-      }
+      fields.put(name, v);
       return this;
     }
 
     String json() {
-      StringBuilder out = new StringBuilder("{");
-      for (int i = 0; i < names.size(); i++) {
-        if (i > 0) {
-          out.append(", ");
-        }
-        out.append('"').append(names.get(i)).append("\": ");
-        Object v = values.get(i);
-        if (v == null) {
-          out.append("null");
-        } else if (v instanceof Double d) {
-          out.append(g6(d));
-        } else if (v instanceof Long || v instanceof Integer) {
-          out.append(v);
-        } else {
-          out.append('"');
-          for (char c : v.toString().toCharArray()) {
-            if (c == '"' || c == '\\') {
-              out.append('\\');
-            }
-            out.append(c);
-          }
-          out.append('"');
-        }
-      }
-      return out.append('}').toString();
-    }
-
-    /** printf("%.6g") as glibc prints it; non-finite numbers are JSON null. */
-    static String g6(double d) {
-      if (!Double.isFinite(d)) {
-        return "null";
-      }
-      if (d == 0) {
-        return (1 / d < 0) ? "-0" : "0";
-      }
-      BigDecimal bd = new BigDecimal(d).round(new MathContext(6, RoundingMode.HALF_EVEN));
-      int exp = bd.precision() - bd.scale() - 1;
-      if (exp < -4 || exp >= 6) {
-        BigDecimal mantissa = bd.movePointLeft(exp).stripTrailingZeros();
-        String m = mantissa.scale() <= 0 ? mantissa.toBigInteger().toString()
-            : mantissa.toPlainString();
-        int a = Math.abs(exp);
-        return m + "e" + (exp < 0 ? "-" : "+") + (a < 10 ? "0" : "") + a;
-      }
-      BigDecimal plain = bd.stripTrailingZeros();
-      return plain.scale() <= 0 ? plain.toBigInteger().toString() : plain.toPlainString();
+      return Json.write(fields, Json.Style.BENCH);
     }
   }
 

@@ -12,10 +12,8 @@ import java.lang.reflect.Method;
 import java.net.URI;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
@@ -24,6 +22,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+
+import dev.relock.json.Json;
 
 import org.redisson.Redisson;
 import org.redisson.api.RBucket;
@@ -69,9 +69,6 @@ public final class Driver {
       super(message);
     }
   }
-
-  /** A JSON value already serialized; emitted verbatim. */
-  record RawJson(String text) {}
 
   @FunctionalInterface
   interface Handler {
@@ -513,7 +510,7 @@ public final class Driver {
     });
   }
 
-  private RawJson incloop(String name, String counterKey, long n, long pauseUs) {
+  private Json.Raw incloop(String name, String counterKey, long n, long pauseUs) {
     RLock lock = lock(name);
     RBucket<String> counter = redisson.getBucket(counterKey, StringCodec.INSTANCE);
     StringBuilder intervals = new StringBuilder(32 + (int) Math.min(n, 1 << 20) * 40);
@@ -537,7 +534,7 @@ public final class Driver {
       intervals.append('[').append(acquired).append(',').append(released).append(']');
     }
     intervals.append("]}");
-    return new RawJson(intervals.toString());
+    return new Json.Raw(intervals.toString());
   }
 
   private static void pauseMicros(long us) {
@@ -653,94 +650,4 @@ public final class Driver {
   private static <T extends Throwable> RuntimeException sneaky(Throwable t) throws T {
     throw (T) t;
   }
-
-  // ------------------------------------------------------------------------------------------
-  // Minimal JSON writer (objects, arrays, strings, numbers, booleans, null).
-
-  static final class Json {
-    private Json() {}
-
-    static String write(Object value) {
-      StringBuilder sb = new StringBuilder(128);
-      append(sb, value);
-      return sb.toString();
-    }
-
-    private static void append(StringBuilder sb, Object v) {
-      if (v == null) {
-        sb.append("null");
-      } else if (v instanceof RawJson raw) {
-        sb.append(raw.text());
-      } else if (v instanceof String s) {
-        string(sb, s);
-      } else if (v instanceof Boolean b) {
-        sb.append(b.booleanValue() ? "true" : "false");
-      } else if (v instanceof Double d) {
-        sb.append(d.isNaN() || d.isInfinite() ? "null" : d.toString());
-      } else if (v instanceof Float f) {
-        sb.append(f.isNaN() || f.isInfinite() ? "null" : f.toString());
-      } else if (v instanceof Number n) {
-        sb.append(n.toString());
-      } else if (v instanceof Map<?, ?> m) {
-        sb.append('{');
-        boolean first = true;
-        for (Map.Entry<?, ?> e : m.entrySet()) {
-          if (!first) {
-            sb.append(',');
-          }
-          first = false;
-          string(sb, String.valueOf(e.getKey()));
-          sb.append(':');
-          append(sb, e.getValue());
-        }
-        sb.append('}');
-      } else if (v instanceof Iterable<?> it) {
-        sb.append('[');
-        boolean first = true;
-        for (Object o : it) {
-          if (!first) {
-            sb.append(',');
-          }
-          first = false;
-          append(sb, o);
-        }
-        sb.append(']');
-      } else if (v instanceof Object[] arr) {
-        append(sb, Arrays.asList(arr));
-      } else if (v instanceof long[] arr) {
-        List<Long> list = new ArrayList<>(arr.length);
-        for (long x : arr) {
-          list.add(x);
-        }
-        append(sb, list);
-      } else {
-        string(sb, v.toString());
-      }
-    }
-
-    private static void string(StringBuilder sb, String s) {
-      sb.append('"');
-      for (int i = 0; i < s.length(); i++) {
-        char c = s.charAt(i);
-        switch (c) {
-          case '"' -> sb.append("\\\"");
-          case '\\' -> sb.append("\\\\");
-          case '\n' -> sb.append("\\n");
-          case '\r' -> sb.append("\\r");
-          case '\t' -> sb.append("\\t");
-          case '\b' -> sb.append("\\b");
-          case '\f' -> sb.append("\\f");
-          default -> {
-            if (c < 0x20) {
-              sb.append(String.format("\\u%04x", (int) c));
-            } else {
-              sb.append(c);
-            }
-          }
-        }
-      }
-      sb.append('"');
-    }
-  }
-
 }
