@@ -90,7 +90,7 @@ class client_core {
   pubsub::waiter_queues& waiters() { return *waiters_; }
   renewal::watchdog& watchdog() { return *watchdog_; }
   exec::key_sweeper& sweeper() { return *sweeper_; }
-  // PUBLISH or SPUBLISH, for the scripts (compat §1).
+  // PUBLISH or SPUBLISH, for the scripts (data-layout §1).
   const std::string& publish_command() const { return publish_command_; }
   // The key of a user-visible name, through config::name_mapper.
   std::string key_of(std::string_view name) const;

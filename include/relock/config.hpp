@@ -12,7 +12,7 @@ namespace relock {
 
 enum class log_level { debug, info, warning, error };
 
-// Which publish/subscribe commands the lock scripts and waiters use (compat §1).
+// Which publish/subscribe commands the lock scripts and waiters use (data-layout §1).
 // Sharded pub/sub exists only in Redis Cluster; relock talks to one server for now, where
 // auto_detect means classic.
 enum class publish_mode {
@@ -44,7 +44,7 @@ struct config {
   std::chrono::milliseconds watchdog_lease{30'000};
 
   // How long a release remembers its result under redisson_unlock_latch:... so a retried
-  // release never counts twice (compat §1). Must cover the retry window; 20 s as Redisson.
+  // release never counts twice (data-layout §1). Must cover the retry window; 20 s as Redisson.
   std::chrono::milliseconds unlock_latch_ttl{20'000};
 
   // Command connections to the server, shared by every caller of this client (subscriptions
@@ -63,12 +63,12 @@ struct config {
   // with nothing in flight it never polls. 0 turns it off. 0 to 10 ms.
   std::chrono::microseconds busy_poll{100};
 
-  // Renewals per script call, when held locks share a slot (compat §2). 100 as Redisson.
+  // Renewals per script call, when held locks share a slot (data-layout §2). 100 as Redisson.
   std::size_t renewal_batch = 100;
 
   publish_mode publish = publish_mode::auto_detect;
 
-  // Maps every user-visible name to its key (compat §1), e.g. to add a prefix. Identity when
+  // Maps every user-visible name to its key (data-layout §1), e.g. to add a prefix. Identity when
   // empty.
   std::function<std::string(std::string_view)> name_mapper{};
 

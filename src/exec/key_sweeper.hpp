@@ -1,6 +1,6 @@
 // Deletes keys that have done their work (unlock latches), many per DEL.
 //
-// A release's latch must go once the release has completed (compat §1), but a DEL of its own
+// A release's latch must go once the release has completed (data-layout §1), but a DEL of its own
 // per release is one more command for the server to read and answer: a third of the commands of
 // a lock/unlock pair. Keys handed over during one pass of the I/O loop leave together, in one
 // DEL per `batch` keys, after the handlers of that pass (waking a waiter comes first).

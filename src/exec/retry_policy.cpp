@@ -5,7 +5,7 @@ namespace relock::exec {
 next_step decide(const attempt& a) {
   if (!a.time_left) return next_step::complete;
   if (a.connection_failed) {
-    // An acquire or release that may have run must never be sent again blindly (compat §1);
+    // An acquire or release that may have run must never be sent again blindly (data-layout §1);
     // only what never left us, or what is harmless twice, may go again.
     return (!a.written || a.idempotent) ? next_step::retry_after_delay : next_step::complete;
   }

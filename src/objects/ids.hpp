@@ -7,9 +7,9 @@
 
 namespace relock::objects {
 
-// A version-4 UUID, canonical 36-char lowercase form (compat §1: the client id).
+// A version-4 UUID, canonical 36-char lowercase form (data-layout §1: the client id).
 std::string random_uuid();
-// 32 lowercase hex digits from 16 random bytes (compat §1: an unlock request id).
+// 32 lowercase hex digits from 16 random bytes (data-layout §1: an unlock request id).
 std::string random_request_id();
 std::string random_bytes(std::size_t n);
 

@@ -1,5 +1,5 @@
 // Releasing one hold: stop renewing first, then run the kind's release script under a fresh
-// unlock latch (compat §1), then delete the latch.
+// unlock latch (data-layout §1), then delete the latch.
 #pragma once
 
 #include <memory>

@@ -3,7 +3,7 @@
 // A channel is subscribed once, however many listeners it has (reference-counted), and is
 // unsubscribed when its last listener leaves. A listener is confirmed only after the server
 // confirmed the channel, so "subscribe, then try" never misses a message in between
-// (compat §8). After a reconnect every channel that still has listeners is subscribed again
+// (data-layout §8). After a reconnect every channel that still has listeners is subscribed again
 // from this record, and its listeners hear `resubscribed`: messages may have been lost in the
 // gap, so they re-check.
 //

@@ -1,5 +1,5 @@
 // Process-wide queues of waiting acquires, one per channel, sharing one subscription
-// (compat §8). Message "0" wakes the first waiter not already woken; any other message, or a
+// (data-layout §8). Message "0" wakes the first waiter not already woken; any other message, or a
 // resubscription after a reconnect (messages may have been lost), wakes them all. A message
 // that finds nobody to wake is kept as a permit for the next waiter about to sleep.
 //

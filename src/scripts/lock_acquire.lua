@@ -1,4 +1,4 @@
--- Reentrant acquire (compat §2).
+-- Reentrant acquire (data-layout §2).
 -- KEYS[1] lock hash; ARGV[1] lease ms; ARGV[2] owner field.
 -- nil: acquired (or re-entered; the TTL goes back to the full lease). Else the holder's PTTL.
 local free = redis.call('exists', KEYS[1]) == 0

@@ -1,4 +1,4 @@
--- Non-reentrant acquire (compat §2): same data, but the owner may not take it twice.
+-- Non-reentrant acquire (data-layout §2): same data, but the owner may not take it twice.
 -- KEYS[1] lock hash; ARGV[1] lease ms; ARGV[2] owner field.
 if redis.call('exists', KEYS[1]) == 0 then
   redis.call('hset', KEYS[1], ARGV[2], 1)

@@ -1,4 +1,4 @@
--- Delete the lock whoever holds it, and wake a waiter (compat §2). Anything that is not a lock
+-- Delete the lock whoever holds it, and wake a waiter (data-layout §2). Anything that is not a lock
 -- is refused and left as it is: another Redis type, or a hash whose values are not hold counts
 -- (a read-write lock's `mode` field excepted).
 -- KEYS[1] lock hash, KEYS[2] channel; ARGV[1] message, ARGV[2] publish command.

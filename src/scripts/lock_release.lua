@@ -1,4 +1,4 @@
--- Release one hold (compat §1 unlock latch, §2 release).
+-- Release one hold (data-layout §1 unlock latch, §2 release).
 -- KEYS[1] lock hash, KEYS[2] channel, KEYS[3] unlock latch for this request.
 -- ARGV[1] message, ARGV[2] lease to restore, ARGV[3] owner field, ARGV[4] publish command,
 -- ARGV[5] latch TTL ms.

@@ -35,7 +35,7 @@ TEST_F(cli, status_as_text_and_json) {
   EXPECT_TRUE(free_lock["holders"].empty());
 }
 
-// The other kinds' data as Redisson leaves it (compat §3-§5), written by hand.
+// The other kinds' data as Redisson leaves it (data-layout §3-§5), written by hand.
 TEST_F(cli, status_reads_fair_read_write_and_fenced_data) {
   raw_.command({"HSET", "fair", "a:1", "1"});
   raw_.command({"RPUSH", "redisson_lock_queue:{fair}", "b:2", "c:3"});

@@ -32,7 +32,7 @@ class cli : public ::testing::Test {
 
   bool exists(const std::string& key) { return raw_.command({"EXISTS", key}).integer == 1; }
   std::int64_t pttl(const std::string& key) { return raw_.command({"PTTL", key}).integer; }
-  // A relock waiting for `name` has subscribed to its unlock channel (compat §2).
+  // A relock waiting for `name` has subscribed to its unlock channel (data-layout §2).
   bool someone_waits_on(const std::string& name) {
     auto r = raw_.command({"PUBSUB", "NUMSUB", "redisson_lock__channel:{" + name + "}"});
     return r.elements.at(1).integer >= 1;

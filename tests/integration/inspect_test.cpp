@@ -1,5 +1,5 @@
 // client::inspect: what a name holds, recognised from the data alone, relock's own holds and
-// data written by hand exactly as Redisson writes it (compat §2-§5, §7).
+// data written by hand exactly as Redisson writes it (data-layout §2-§5, §7).
 #include <gtest/gtest.h>
 
 #include <asio/use_future.hpp>

@@ -110,7 +110,7 @@ TEST(lock_async, unlock_latches_are_deleted_many_per_command) {
     }
   });
   ASSERT_EQ(all_released.get_future().get(), 0);
-  // Every latch goes (compat §1: deleted once its release has completed)...
+  // Every latch goes (data-layout §1: deleted once its release has completed)...
   EXPECT_TRUE(wait_until(
       [&] {
         return raw.command({"KEYS", "redisson_unlock_latch:*"}).elements.empty();
