@@ -11,5 +11,12 @@ extern const std::string_view lock_release;
 extern const std::string_view lock_force_release;
 extern const std::string_view lock_renew;
 extern const std::string_view lock_inspect;
+// Read-write lock (data-layout §4).
+extern const std::string_view rwlock_read_acquire;
+extern const std::string_view rwlock_read_release;
+extern const std::string_view rwlock_write_acquire;
+extern const std::string_view rwlock_write_release;
+extern const std::string_view rwlock_force_release;
+extern const std::string_view rwlock_renew;
 
 }  // namespace relock::scripts
