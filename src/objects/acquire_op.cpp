@@ -5,43 +5,38 @@
 #include <relock/errors.hpp>
 
 #include "client_core.hpp"
+#include "objects/acquire_fsm.hpp"
 #include "objects/release_op.hpp"
 
 namespace relock::detail {
 namespace {
 
 using steady = std::chrono::steady_clock;
-
-// How long to sleep when the holder's key has no TTL (a foreign client set none): the wait is
-// still bounded, so a lost message costs at most this.
-constexpr std::chrono::milliseconds no_ttl_recheck{1'000};
-
-// A waiting acquire whose try failed for want of Redis (connection lost, no reply in time) tries
-// again after this, while its deadline lasts. The connection itself reconnects with backoff, and
-// a try sent meanwhile waits in its queue; this only keeps failures from spinning.
-constexpr std::chrono::milliseconds retry_after_outage{100};
+using step = acquire_fsm::step;
+using ending = acquire_fsm::ending;
 
 bool outage(std::error_code ec) { return ec == errc::timeout || ec == errc::connection; }
 
+// Performs what acquire_fsm decides: the script call, the waiter queue, the timer, the
+// watchdog record and the cleanup releases. The decisions themselves live in the machine.
 class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutdown_aware {
  public:
   acquire_op(std::shared_ptr<client_core> core, acquire_request request, acquire_callback done)
       : core_(std::move(core)),
         request_(std::move(request)),
         done_(std::move(done)),
-        timer_(core_->io()) {
+        timer_(core_->io()),
+        fsm_(request_.wait, request_.deadline) {
     waiter_.wake = [this] {
       // Try at once, not from the cancelled timer's handler: that would queue the try behind
       // whatever else this pass of the I/O loop has to do.
-      if (phase_ != phase::sleeping) return;
-      timer_.cancel();
-      attempt();
+      if (fsm_.sleeping()) act(fsm_.woken());
     };
   }
 
   void start() {
-    if (core_->stopped()) return finish(errc::cancelled, false, "the client has been destroyed");
-    if (request_.stop.stop_requested()) return finish(errc::cancelled, false, "cancelled");
+    if (core_->stopped()) return act(fsm_.shutdown());
+    if (request_.stop.stop_requested()) return act(fsm_.cancel());
     core_->track(*this);
     tracked_ = true;
     if (request_.stop.stop_possible()) {
@@ -49,18 +44,38 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
       asio::io_context& io = core_->io();
       stop_callback_.emplace(request_.stop, [weak, &io] {
         asio::post(io, [weak] {
-          if (auto self = weak.lock()) self->cancel();
+          if (auto self = weak.lock()) self->act(self->fsm_.cancel());
         });
       });
     }
-    attempt();
+    act(fsm_.start());
   }
 
  private:
-  enum class phase { trying, subscribing, sleeping, done };
+  void on_shutdown() override { act(fsm_.shutdown()); }
 
-  void attempt() {
-    phase_ = phase::trying;
+  void act(acquire_fsm::action a) {
+    if (a.take_back) release_if_taken_unseen();
+    if (a.give_back) give_back();
+    switch (a.what) {
+      case step::none:
+        return;
+      case step::send_try:
+        return send_try();
+      case step::subscribe:
+        return subscribe(a.until);
+      case step::sleep:
+        // A wake that came while the try was out, or a message nobody heard: try at once.
+        if (waiter_.signalled || core_->waiters().take_permit(waiter_)) return act(fsm_.woken());
+        return arm_timer(a.until);
+      case step::finish:
+        return finish(a);
+    }
+  }
+
+  void send_try() {
+    ++timer_generation_;  // a timer armed before this try no longer counts
+    timer_.cancel();
     waiter_.signalled = false;  // a wake from now on means: something changed, try again
     core_->executor().eval(request_.kind->acquire, {request_.key},
                            {std::to_string(request_.lease.count()), request_.field},
@@ -70,117 +85,39 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   }
 
   void on_reply(std::error_code ec, resp::reply r) {
-    if (shutting_down_) return end_for_shutdown(ec, r);
+    const auto now = steady::now();
     if (ec) {
-      if (outage(ec)) release_if_taken_unseen();
       if (r.error_code() == "NON_REENTRANT_REACQUIRE") ec = errc::non_reentrant;
-      // A wait rides through an outage: reconnect (the connection does), resubscribe (the
-      // subscriber does), try again; fail only when the deadline finds Redis still away.
-      if (outage(ec) && request_.wait && !cancel_requested_) {
-        if (deadline_passed()) return finish(errc::connection, false, r.str);
-        outage_ = ec;
-        outage_detail_ = r.str;
-        phase_ = phase::sleeping;
-        arm_timer(retry_after_outage);
-        return;
-      }
-      return finish(ec, false, r.str);
+      last_detail_ = r.str;
+      return act(fsm_.failed(ec, outage(ec), now));
     }
-    outage_ = {};
-    if (r.is_nil()) {
-      // Recorded before the caller hears of it, so the watchdog never misses a renewal.
-      core_->watchdog().held(request_.key, request_.field, request_.lease,
-                             request_.watchdog ? &request_.kind->renew : nullptr,
-                             std::move(request_.on_lost),
-                             request_.listen_for_loss ? request_.channel : std::string());
-      return finish({}, true, {});
-    }
-    if (cancel_requested_) return finish(errc::cancelled, false, "cancelled");
-    if (!request_.wait || deadline_passed()) return finish({}, false, {});
-    const std::chrono::milliseconds holder_ttl(r.integer);
-    if (!queued_) {
-      // Subscribe, wait for the confirmation, then try again: a release between our first try
-      // and the subscription would otherwise go unheard.
-      queued_ = true;
-      phase_ = phase::subscribing;
-      arm_timer(std::nullopt);
-      core_->waiters().join(
-          request_.channel, waiter_, [self = shared_from_this()](std::error_code ec) {
-            if (self->phase_ != phase::subscribing) return;
-            if (ec) {
-              self->core_->log(log_level::warning, "waiting on '" + self->request_.key +
-                                                       "' without messages: " + ec.message());
-            }
-            self->timer_.cancel();
-            self->attempt();
-          });
-      return;
-    }
-    // A TTL of 0 is the holder's last millisecond: the key is gone by the next try.
-    if (waiter_.signalled || core_->waiters().take_permit(waiter_) || holder_ttl.count() == 0) {
-      return attempt();
-    }
-    phase_ = phase::sleeping;
-    arm_timer(holder_ttl.count() > 0 ? holder_ttl : no_ttl_recheck);
+    if (r.is_nil()) return act(fsm_.acquired());
+    act(fsm_.refused(std::chrono::milliseconds(r.integer), now));
   }
 
-  // The client is shutting down and this try's reply has come: nobody will hear of a hold, so
-  // whatever it may have taken goes back before the caller hears errc::cancelled.
-  void end_for_shutdown(std::error_code ec, const resp::reply& r) {
-    if (!ec && r.is_nil()) {
-      release_now(core_,
-                  release_request{request_.key, request_.channel, request_.field, request_.kind,
-                                  /*cleanup=*/true},
-                  [](std::error_code, std::string) {});
-    } else if (ec && (outage(ec) || ec == errc::cancelled)) {
-      release_if_taken_unseen();
-    }
-    finish(errc::cancelled, false, "the client has been destroyed");
+  void subscribe(std::optional<steady::time_point> until) {
+    queued_ = true;
+    arm_timer(until);
+    core_->waiters().join(
+        request_.channel, waiter_, [self = shared_from_this()](std::error_code ec) {
+          if (ec && !self->fsm_.done()) {
+            self->core_->log(log_level::warning, "waiting on '" + self->request_.key +
+                                                     "' without messages: " + ec.message());
+          }
+          self->act(self->fsm_.subscribed());
+        });
   }
 
-  // Sleeps until `for_at_most` (if any) or the caller's deadline, whichever is first.
-  void arm_timer(std::optional<std::chrono::milliseconds> for_at_most) {
-    auto until = steady::time_point::max();
-    if (for_at_most) until = steady::now() + *for_at_most;
-    if (request_.deadline) until = std::min(until, *request_.deadline);
-    if (until == steady::time_point::max()) return;  // subscribing with no deadline
-    timer_.expires_at(until);
-    timer_.async_wait([self = shared_from_this()](std::error_code) { self->on_timer(); });
+  void arm_timer(std::optional<steady::time_point> until) {
+    const unsigned generation = ++timer_generation_;
+    if (!until) return;  // subscribing with no deadline: the confirmation moves on
+    timer_.expires_at(*until);
+    timer_.async_wait([self = shared_from_this(), generation](std::error_code) {
+      // A timer cancelled or replaced since (a wake, a confirmation, a new try) does nothing.
+      if (generation != self->timer_generation_) return;
+      self->act(self->fsm_.timer(steady::now()));
+    });
   }
-
-  void on_timer() {
-    // A wake or a confirmation cancels the timer and tries at once: that try's reply decides.
-    if (phase_ == phase::done || phase_ == phase::trying) return;
-    if (cancel_requested_) return finish(errc::cancelled, false, "cancelled");
-    if (phase_ == phase::subscribing) {
-      if (deadline_passed()) finish({}, false, {});
-      return;  // otherwise the confirmation cancelled the timer and has taken over
-    }
-    if (phase_ != phase::sleeping) return;
-    if (deadline_passed() && !waiter_.signalled) {
-      // A wait that ends while Redis is still away says so, not "not acquired".
-      if (outage_) return finish(errc::connection, false, outage_detail_);
-      return finish({}, false, {});
-    }
-    attempt();
-  }
-
-  void cancel() {
-    if (phase_ == phase::done) return;
-    cancel_requested_ = true;
-    // While a try is under way its reply decides: a hold taken is reported, not leaked.
-    if (phase_ != phase::trying) finish(errc::cancelled, false, "cancelled");
-  }
-
-  void on_shutdown() override {
-    if (phase_ == phase::done) return;
-    shutting_down_ = true;
-    cancel_requested_ = true;
-    // A try under way is ended by its reply (or by the connection closing under it).
-    if (phase_ != phase::trying) finish(errc::cancelled, false, "the client has been destroyed");
-  }
-
-  bool deadline_passed() const { return request_.deadline && steady::now() >= *request_.deadline; }
 
   // A try whose reply never came may still have run. If this owner held nothing before, release
   // whatever it may have taken, so no hold leaks; the release is latch-protected, so it is
@@ -198,31 +135,60 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
                 });
   }
 
-  void finish(std::error_code ec, bool acquired, std::string detail) {
-    if (phase_ == phase::done) return;
-    phase_ = phase::done;
+  // The try acquired while the client shuts down: nobody will hear of the hold.
+  void give_back() {
+    release_now(core_,
+                release_request{request_.key, request_.channel, request_.field, request_.kind,
+                                /*cleanup=*/true},
+                [](std::error_code, std::string) {});
+  }
+
+  void finish(const acquire_fsm::action& a) {
+    const bool acquired = a.why == ending::acquired;
+    if (acquired) {
+      // Recorded before the caller hears of it, so the watchdog never misses a renewal.
+      core_->watchdog().held(request_.key, request_.field, request_.lease,
+                             request_.watchdog ? &request_.kind->renew : nullptr,
+                             std::move(request_.on_lost),
+                             request_.listen_for_loss ? request_.channel : std::string());
+    }
     if (tracked_) core_->untrack(*this);
     tracked_ = false;
     if (queued_) core_->waiters().leave(waiter_, acquired);
     queued_ = false;
+    ++timer_generation_;
     timer_.cancel();
     stop_callback_.reset();
-    if (ec && detail.empty()) detail = ec.message();
-    std::exchange(done_, {})(ec, acquired, std::move(detail));
+    std::string detail;
+    switch (a.why) {
+      case ending::acquired:
+      case ending::not_acquired:
+        break;
+      case ending::failed:
+      case ending::outage:
+        detail = last_detail_;
+        break;
+      case ending::cancelled:
+        detail = "cancelled";
+        break;
+      case ending::shutdown:
+        detail = "the client has been destroyed";
+        break;
+    }
+    if (a.ec && detail.empty()) detail = a.ec.message();
+    std::exchange(done_, {})(a.ec, acquired, std::move(detail));
   }
 
   std::shared_ptr<client_core> core_;
   acquire_request request_;
   acquire_callback done_;
   asio::steady_timer timer_;
+  unsigned timer_generation_ = 0;
   pubsub::waiter waiter_;
-  phase phase_ = phase::trying;
+  acquire_fsm fsm_;
   bool queued_ = false;
-  bool cancel_requested_ = false;
-  bool shutting_down_ = false;
   bool tracked_ = false;
-  std::error_code outage_;  // the last try failed for want of Redis
-  std::string outage_detail_;
+  std::string last_detail_;  // the server's or the connection's words on the last failed try
   std::optional<std::stop_callback<std::function<void()>>> stop_callback_;
 };
 

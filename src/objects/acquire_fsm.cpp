@@ -1,0 +1,125 @@
+#include "objects/acquire_fsm.hpp"
+
+#include <algorithm>
+
+#include <relock/errors.hpp>
+
+namespace relock::detail {
+
+acquire_fsm::action acquire_fsm::start() {
+  if (phase_ != phase::idle) return {};
+  return try_now();
+}
+
+acquire_fsm::action acquire_fsm::try_now() {
+  phase_ = phase::trying;
+  return {.what = step::send_try};
+}
+
+acquire_fsm::action acquire_fsm::finish(ending why, std::error_code ec) {
+  phase_ = phase::done;
+  return {.what = step::finish, .why = why, .ec = ec};
+}
+
+acquire_fsm::action acquire_fsm::sleep_for(duration d, time_point now) {
+  phase_ = phase::sleeping;
+  time_point until = now + d;
+  if (deadline_) until = std::min(until, *deadline_);
+  return {.what = step::sleep, .until = until};
+}
+
+acquire_fsm::action acquire_fsm::acquired() {
+  if (phase_ != phase::trying) return {};
+  outage_ = false;
+  if (shutting_down_) {
+    // Nobody will hear of this hold: it goes back before the caller hears cancelled.
+    action a = finish(ending::shutdown, errc::cancelled);
+    a.give_back = true;
+    return a;
+  }
+  // A cancel that came while the try was in flight loses to it: the hold is reported.
+  return finish(ending::acquired);
+}
+
+acquire_fsm::action acquire_fsm::refused(duration holder_ttl, time_point now) {
+  if (phase_ != phase::trying) return {};
+  outage_ = false;
+  if (shutting_down_) return finish(ending::shutdown, errc::cancelled);
+  if (cancel_requested_) return finish(ending::cancelled, errc::cancelled);
+  if (!wait_ || deadline_passed(now)) return finish(ending::not_acquired);
+  if (!queued_) {
+    // Subscribe, wait for the confirmation, then try again: a release between the first try and
+    // the subscription would otherwise go unheard.
+    queued_ = true;
+    phase_ = phase::subscribing;
+    return {.what = step::subscribe, .until = deadline_};
+  }
+  // A TTL of 0 is the holder's last millisecond: the key is gone by the next try.
+  if (holder_ttl.count() == 0) return try_now();
+  return sleep_for(holder_ttl.count() > 0 ? holder_ttl : no_ttl_recheck, now);
+}
+
+acquire_fsm::action acquire_fsm::failed(std::error_code ec, bool outage, time_point now) {
+  if (phase_ != phase::trying) return {};
+  if (shutting_down_) {
+    action a = finish(ending::shutdown, errc::cancelled);
+    a.take_back = outage || ec == errc::cancelled;
+    return a;
+  }
+  if (outage && wait_ && !cancel_requested_) {
+    // Ride through: the connection reconnects, the subscriber resubscribes; try again.
+    action a;
+    if (deadline_passed(now)) {
+      a = finish(ending::outage, errc::connection);
+    } else {
+      outage_ = true;
+      a = sleep_for(retry_after_outage, now);
+    }
+    a.take_back = true;
+    return a;
+  }
+  action a = finish(outage ? ending::outage : ending::failed, ec);
+  a.take_back = outage;
+  return a;
+}
+
+acquire_fsm::action acquire_fsm::subscribed() {
+  if (phase_ != phase::subscribing) return {};
+  return try_now();
+}
+
+acquire_fsm::action acquire_fsm::woken() {
+  if (phase_ != phase::sleeping) return {};
+  return try_now();
+}
+
+acquire_fsm::action acquire_fsm::timer(time_point now) {
+  if (phase_ == phase::subscribing) {
+    // The subscription is not confirmed by the deadline: the wait is over.
+    return deadline_passed(now) ? finish(ending::not_acquired) : action{};
+  }
+  if (phase_ != phase::sleeping) return {};
+  if (cancel_requested_) return finish(ending::cancelled, errc::cancelled);
+  if (deadline_passed(now)) {
+    // A wait that ends while Redis is still away says so, not "not acquired".
+    return outage_ ? finish(ending::outage, errc::connection) : finish(ending::not_acquired);
+  }
+  return try_now();
+}
+
+acquire_fsm::action acquire_fsm::cancel() {
+  if (phase_ == phase::done) return {};
+  cancel_requested_ = true;
+  // While a try is under way its reply decides.
+  if (phase_ == phase::trying) return {};
+  return finish(ending::cancelled, errc::cancelled);
+}
+
+acquire_fsm::action acquire_fsm::shutdown() {
+  if (phase_ == phase::done) return {};
+  shutting_down_ = cancel_requested_ = true;
+  if (phase_ == phase::trying) return {};
+  return finish(ending::shutdown, errc::cancelled);
+}
+
+}  // namespace relock::detail

@@ -1,0 +1,99 @@
+// The waiting loop's decisions (data-layout §8), with no I/O and no clock of its own: the
+// composed operation around it (acquire_op) feeds it what happened, with the time it happened,
+// and does what it answers. Every lock kind waits through this one machine.
+//
+//   try --refused--> subscribe --confirmed--> try --refused--> sleep --woken/timer--> try ...
+//
+// It decides: when to try again (a wake, a permit, the holder's TTL, a TTL of 0), how long to
+// sleep (the holder's TTL, capped by the caller's deadline; a second when the holder set no TTL),
+// when to give up (deadline, cancel, shutdown) and with what error, and when a try whose outcome
+// is unknown must be taken back. A wait rides through an outage (connection lost, no reply in
+// time): it retries while the deadline lasts and ends with errc::connection only when the
+// deadline finds Redis still away. While a try is in flight its reply decides, so a hold that
+// was taken is reported (or, at shutdown, given back), never leaked.
+//
+// Not thread-safe: one operation drives it, on the I/O thread.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <system_error>
+
+namespace relock::detail {
+
+class acquire_fsm {
+ public:
+  using clock = std::chrono::steady_clock;
+  using time_point = clock::time_point;
+  using duration = std::chrono::milliseconds;
+
+  // How long to sleep when the holder's key has no TTL (a foreign client set none): the wait is
+  // still bounded, so a lost message costs at most this.
+  static constexpr duration no_ttl_recheck{1'000};
+  // A waiting acquire whose try failed for want of Redis tries again after this, while its
+  // deadline lasts. The connection reconnects with backoff and a try sent meanwhile waits in its
+  // queue; this only keeps failures from spinning.
+  static constexpr duration retry_after_outage{100};
+
+  enum class step {
+    none,       // nothing to do (a stale or late event)
+    send_try,   // run the kind's acquire script now
+    subscribe,  // join the channel's waiters; try again once the subscription is confirmed
+    sleep,      // wait for a wake (a pending wake or permit counts at once), or `until`
+    finish,     // complete the operation
+  };
+  // Why an operation finished, so the op can word its detail.
+  enum class ending { acquired, not_acquired, failed, outage, cancelled, shutdown };
+
+  struct action {
+    step what = step::none;
+    std::optional<time_point> until{};  // subscribe, sleep: when the timer fires; none: no timer
+    ending why = ending::acquired;      // finish
+    std::error_code ec{};               // finish: the caller's error (none when acquired or not)
+    // Before anything else: a try whose reply never came may have run; release what it may have
+    // taken (when this owner held nothing before).
+    bool take_back = false;
+    // The try acquired, but the client is shutting down: give the hold back, then finish.
+    bool give_back = false;
+  };
+
+  // `wait`: false tries once. `deadline`: when a wait ends; none waits for ever.
+  acquire_fsm(bool wait, std::optional<time_point> deadline) : wait_(wait), deadline_(deadline) {}
+
+  action start();
+  // The try's reply: acquired, refused with the holder's remaining TTL (-1: none), or an error
+  // (`outage`: for want of Redis, the try may or may not have run).
+  action acquired();
+  action refused(duration holder_ttl, time_point now);
+  action failed(std::error_code ec, bool outage, time_point now);
+  // The subscription is confirmed (or could not be: the wait goes on without messages).
+  action subscribed();
+  // A message (or a permit) says something changed.
+  action woken();
+  // The timer armed for the last subscribe or sleep fired.
+  action timer(time_point now);
+  // The caller's stop_token; the client shutting down.
+  action cancel();
+  action shutdown();
+
+  bool done() const { return phase_ == phase::done; }
+  bool sleeping() const { return phase_ == phase::sleeping; }
+
+ private:
+  enum class phase { idle, trying, subscribing, sleeping, done };
+
+  action try_now();
+  action finish(ending why, std::error_code ec = {});
+  action sleep_for(duration d, time_point now);
+  bool deadline_passed(time_point now) const { return deadline_ && now >= *deadline_; }
+
+  bool wait_;
+  std::optional<time_point> deadline_;
+  phase phase_ = phase::idle;
+  bool queued_ = false;
+  bool cancel_requested_ = false;
+  bool shutting_down_ = false;
+  bool outage_ = false;  // the last try failed for want of Redis
+};
+
+}  // namespace relock::detail

@@ -1,0 +1,187 @@
+// The waiting loop's decisions, driven with a fake clock: every path the acquire takes, without
+// a server.
+#include <gtest/gtest.h>
+
+#include <relock/errors.hpp>
+
+#include "objects/acquire_fsm.hpp"
+
+using namespace std::chrono_literals;
+using relock::errc;
+using relock::detail::acquire_fsm;
+using step = acquire_fsm::step;
+using ending = acquire_fsm::ending;
+
+namespace {
+
+const acquire_fsm::time_point t0{std::chrono::hours(1)};
+
+// A waiting acquire that has tried once, subscribed and tried again: it is queued now.
+acquire_fsm queued_waiter(std::optional<acquire_fsm::time_point> deadline) {
+  acquire_fsm fsm(true, deadline);
+  EXPECT_EQ(fsm.start().what, step::send_try);
+  EXPECT_EQ(fsm.refused(500ms, t0).what, step::subscribe);
+  EXPECT_EQ(fsm.subscribed().what, step::send_try);
+  return fsm;
+}
+
+}  // namespace
+
+TEST(acquire_fsm, a_single_try_takes_a_free_lock_or_reports_not_acquired) {
+  acquire_fsm free(false, std::nullopt);
+  EXPECT_EQ(free.start().what, step::send_try);
+  auto a = free.acquired();
+  EXPECT_EQ(a.what, step::finish);
+  EXPECT_EQ(a.why, ending::acquired);
+  EXPECT_FALSE(a.ec);
+
+  acquire_fsm held(false, std::nullopt);
+  held.start();
+  a = held.refused(300ms, t0);
+  EXPECT_EQ(a.what, step::finish);
+  EXPECT_EQ(a.why, ending::not_acquired);
+  EXPECT_FALSE(a.ec);
+}
+
+TEST(acquire_fsm, a_wait_subscribes_before_it_sleeps_then_tries_on_every_wake) {
+  acquire_fsm fsm(true, std::nullopt);
+  EXPECT_EQ(fsm.start().what, step::send_try);
+  auto a = fsm.refused(500ms, t0);
+  EXPECT_EQ(a.what, step::subscribe);
+  EXPECT_FALSE(a.until) << "no deadline: nothing to time while subscribing";
+  EXPECT_EQ(fsm.woken().what, step::none) << "a wake before the confirmation changes nothing";
+  EXPECT_EQ(fsm.subscribed().what, step::send_try);
+  a = fsm.refused(500ms, t0);
+  EXPECT_EQ(a.what, step::sleep);
+  EXPECT_EQ(a.until, t0 + 500ms) << "sleeps for the holder's TTL";
+  EXPECT_EQ(fsm.woken().what, step::send_try);
+  EXPECT_EQ(fsm.woken().what, step::none) << "a second wake while trying is not a second try";
+  EXPECT_EQ(fsm.acquired().why, ending::acquired);
+  EXPECT_EQ(fsm.timer(t0 + 1s).what, step::none) << "late events after the end do nothing";
+}
+
+TEST(acquire_fsm, the_holders_ttl_decides_the_sleep) {
+  auto fsm = queued_waiter(std::nullopt);
+  EXPECT_EQ(fsm.refused(-1ms, t0).until, t0 + acquire_fsm::no_ttl_recheck) << "no TTL: a recheck";
+  EXPECT_EQ(fsm.timer(t0 + 1s).what, step::send_try);
+  // The holder's last millisecond: PTTL 0 is not "no TTL"; the key is gone by the next try.
+  EXPECT_EQ(fsm.refused(0ms, t0).what, step::send_try);
+}
+
+TEST(acquire_fsm, the_deadline_caps_every_sleep_and_ends_the_wait) {
+  const auto deadline = t0 + 200ms;
+  acquire_fsm fsm(true, deadline);
+  fsm.start();
+  EXPECT_EQ(fsm.refused(10s, t0).until, deadline) << "subscribing is timed by the deadline";
+  EXPECT_EQ(fsm.subscribed().what, step::send_try);
+  auto a = fsm.refused(10s, t0 + 10ms);
+  EXPECT_EQ(a.what, step::sleep);
+  EXPECT_EQ(a.until, deadline);
+  a = fsm.timer(deadline);
+  EXPECT_EQ(a.what, step::finish);
+  EXPECT_EQ(a.why, ending::not_acquired);
+  EXPECT_FALSE(a.ec);
+
+  // A refusal that comes back after the deadline ends it too.
+  auto late = queued_waiter(deadline);
+  EXPECT_EQ(late.refused(10s, deadline + 1ms).why, ending::not_acquired);
+  // So does a subscription not confirmed by then.
+  acquire_fsm unconfirmed(true, deadline);
+  unconfirmed.start();
+  unconfirmed.refused(10s, t0);
+  EXPECT_EQ(unconfirmed.timer(t0 + 100ms).what, step::none) << "spurious: not yet the deadline";
+  EXPECT_EQ(unconfirmed.timer(deadline).why, ending::not_acquired);
+}
+
+TEST(acquire_fsm, a_wait_rides_through_an_outage_until_its_deadline) {
+  const auto deadline = t0 + 1s;
+  auto fsm = queued_waiter(deadline);
+  auto a = fsm.failed(errc::connection, true, t0);
+  EXPECT_EQ(a.what, step::sleep);
+  EXPECT_EQ(a.until, t0 + acquire_fsm::retry_after_outage);
+  EXPECT_TRUE(a.take_back) << "the lost try may have run";
+  EXPECT_EQ(fsm.timer(t0 + 100ms).what, step::send_try);
+  // Redis answers again: the outage is over, and the deadline then ends it as "not acquired".
+  fsm.refused(10s, t0 + 150ms);
+  EXPECT_FALSE(fsm.timer(deadline).ec);
+
+  auto away = queued_waiter(deadline);
+  away.failed(errc::timeout, true, t0);
+  away.timer(t0 + 100ms);
+  a = away.failed(errc::timeout, true, t0 + 900ms);
+  EXPECT_EQ(a.what, step::sleep);
+  EXPECT_EQ(a.until, deadline) << "capped by the deadline";
+  a = away.timer(deadline);
+  EXPECT_EQ(a.what, step::finish);
+  EXPECT_EQ(a.why, ending::outage);
+  EXPECT_EQ(a.ec, errc::connection) << "the deadline found Redis still away";
+
+  auto last = queued_waiter(deadline);
+  a = last.failed(errc::timeout, true, deadline);
+  EXPECT_EQ(a.ec, errc::connection);
+  EXPECT_TRUE(a.take_back);
+}
+
+TEST(acquire_fsm, without_a_wait_an_outage_or_an_error_ends_the_try) {
+  acquire_fsm once(false, std::nullopt);
+  once.start();
+  auto a = once.failed(errc::timeout, true, t0);
+  EXPECT_EQ(a.what, step::finish);
+  EXPECT_EQ(a.ec, errc::timeout);
+  EXPECT_TRUE(a.take_back);
+
+  auto waiting = queued_waiter(std::nullopt);
+  a = waiting.failed(errc::wrong_type, false, t0);
+  EXPECT_EQ(a.what, step::finish);
+  EXPECT_EQ(a.why, ending::failed);
+  EXPECT_EQ(a.ec, errc::wrong_type);
+  EXPECT_FALSE(a.take_back) << "the server answered: nothing was taken";
+}
+
+TEST(acquire_fsm, cancel_ends_a_wait_at_once_but_a_try_in_flight_decides) {
+  auto sleeping = queued_waiter(std::nullopt);
+  sleeping.refused(5s, t0);
+  auto a = sleeping.cancel();
+  EXPECT_EQ(a.what, step::finish);
+  EXPECT_EQ(a.ec, errc::cancelled);
+
+  auto trying = queued_waiter(std::nullopt);
+  EXPECT_EQ(trying.cancel().what, step::none);
+  EXPECT_EQ(trying.refused(5s, t0).ec, errc::cancelled);
+
+  auto lucky = queued_waiter(std::nullopt);
+  lucky.cancel();
+  a = lucky.acquired();
+  EXPECT_EQ(a.why, ending::acquired) << "a hold taken is reported, not leaked";
+  EXPECT_FALSE(a.give_back);
+
+  acquire_fsm before_start(true, std::nullopt);
+  EXPECT_EQ(before_start.cancel().ec, errc::cancelled);
+  EXPECT_EQ(before_start.start().what, step::none);
+}
+
+TEST(acquire_fsm, shutdown_takes_back_what_a_try_in_flight_may_have_taken) {
+  auto sleeping = queued_waiter(std::nullopt);
+  sleeping.refused(5s, t0);
+  auto a = sleeping.shutdown();
+  EXPECT_EQ(a.why, ending::shutdown);
+  EXPECT_EQ(a.ec, errc::cancelled);
+
+  auto acquired = queued_waiter(std::nullopt);
+  EXPECT_EQ(acquired.shutdown().what, step::none);
+  a = acquired.acquired();
+  EXPECT_EQ(a.ec, errc::cancelled);
+  EXPECT_TRUE(a.give_back) << "nobody will hear of the hold";
+
+  auto lost = queued_waiter(std::nullopt);
+  lost.shutdown();
+  a = lost.failed(errc::cancelled, false, t0);
+  EXPECT_EQ(a.ec, errc::cancelled);
+  EXPECT_TRUE(a.take_back) << "the connection closed under the try: it may have run";
+
+  auto refused = queued_waiter(std::nullopt);
+  refused.shutdown();
+  a = refused.refused(5s, t0);
+  EXPECT_EQ(a.ec, errc::cancelled);
+  EXPECT_FALSE(a.take_back || a.give_back);
+}
