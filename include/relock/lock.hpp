@@ -174,7 +174,8 @@ class RELOCK_API Lock {
   void start_release(owner who, release_done done);
   bool acquire_blocking(owner who, lock_options options, bool empty_wait_is_forever);
   void unlock_reporting(std::error_code* out) noexcept;
-  std::string field(owner o) const;
+  std::string owner_id(owner o) const;  // "<client-id>:<owner-id>"
+  std::string field(owner o) const;     // its hash field for this kind of hold
 
   std::shared_ptr<detail::client_core> core_;
   std::string name_;

@@ -77,8 +77,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     ++timer_generation_;  // a timer armed before this try no longer counts
     timer_.cancel();
     waiter_.signalled = false;  // a wake from now on means: something changed, try again
-    core_->executor().eval(request_.kind->acquire, {request_.key},
-                           {std::to_string(request_.lease.count()), request_.field},
+    auto call = request_.kind->acquire_call(request_.key, request_.owner, request_.lease);
+    core_->executor().eval(request_.kind->acquire, std::move(call.keys), std::move(call.args),
                            [self = shared_from_this()](std::error_code ec, resp::reply r) {
                              self->on_reply(ec, std::move(r));
                            });
@@ -87,7 +87,10 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   void on_reply(std::error_code ec, resp::reply r) {
     const auto now = steady::now();
     if (ec) {
+      // The scripts' own refusals: a non-reentrant lock taken twice, and a read hold's owner
+      // asking for the write side, which would wait for its own read for ever.
       if (r.error_code() == "NON_REENTRANT_REACQUIRE") ec = errc::non_reentrant;
+      if (r.error_code() == "RWLOCK_UPGRADE") ec = errc::would_deadlock;
       last_detail_ = r.str;
       return act(fsm_.failed(ec, outage(ec), now));
     }
@@ -125,7 +128,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   void release_if_taken_unseen() {
     if (core_->watchdog().held_by(request_.key, request_.field)) return;
     release_now(core_,
-                release_request{request_.key, request_.channel, request_.field, request_.kind,
+                release_request{request_.key, request_.channel, request_.owner, request_.field,
+                                request_.kind,
                                 /*cleanup=*/true},
                 [core = core_, key = request_.key](std::error_code ec, std::string) {
                   if (!ec) {
@@ -138,7 +142,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   // The try acquired while the client shuts down: nobody will hear of the hold.
   void give_back() {
     release_now(core_,
-                release_request{request_.key, request_.channel, request_.field, request_.kind,
+                release_request{request_.key, request_.channel, request_.owner, request_.field,
+                                request_.kind,
                                 /*cleanup=*/true},
                 [](std::error_code, std::string) {});
   }
@@ -150,7 +155,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
       core_->watchdog().held(request_.key, request_.field, request_.lease,
                              request_.watchdog ? &request_.kind->renew : nullptr,
                              std::move(request_.on_lost),
-                             request_.listen_for_loss ? request_.channel : std::string());
+                             request_.listen_for_loss ? request_.channel : std::string(),
+                             request_.kind->renew_arg(request_.owner));
     }
     if (tracked_) core_->untrack(*this);
     tracked_ = false;

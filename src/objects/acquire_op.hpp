@@ -22,7 +22,8 @@ class client_core;
 struct acquire_request {
   std::string key;
   std::string channel;
-  std::string field;  // owner
+  std::string owner;  // "<client-id>:<owner-id>"
+  std::string field;  // the kind's hash field for the owner
   std::chrono::milliseconds lease{0};
   bool watchdog = false;  // renew while held (no explicit lease)
   bool wait = false;      // false: one attempt only

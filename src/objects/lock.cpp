@@ -30,10 +30,12 @@ Lock::Lock(std::shared_ptr<detail::client_core> core, std::string name,
   objects::check_name(name_, "lock name");
   key_ = core_->key_of(name_);
   objects::check_name(key_, "lock key (after the name mapper)");
-  channel_ = objects::lock_channel(key_);
+  channel_ = kind_->channel(key_);
 }
 
-std::string Lock::field(owner o) const { return core_->id() + ":" + std::to_string(o.id()); }
+std::string Lock::owner_id(owner o) const { return core_->id() + ":" + std::to_string(o.id()); }
+
+std::string Lock::field(owner o) const { return kind_->field(owner_id(o)); }
 
 void Lock::start_acquire(owner who, lock_options options, bool empty_wait_is_forever,
                          acquire_done done) {
@@ -45,7 +47,8 @@ void Lock::start_acquire(owner who, lock_options options, bool empty_wait_is_for
   detail::acquire_request r;
   r.key = key_;
   r.channel = channel_;
-  r.field = field(who);
+  r.owner = owner_id(who);
+  r.field = kind_->field(r.owner);
   r.watchdog = !options.lease;
   r.lease = options.lease.value_or(core_->settings().watchdog_lease);
   r.wait = options.wait ? options.wait->count() > 0 : empty_wait_is_forever;
@@ -59,8 +62,9 @@ void Lock::start_acquire(owner who, lock_options options, bool empty_wait_is_for
 
 void Lock::start_release(owner who, release_done done) {
   if (core_->stopped()) return done(errc::cancelled, "the client has been destroyed");
-  detail::start_release(core_, detail::release_request{key_, channel_, field(who), kind_, false},
-                        std::move(done));
+  detail::start_release(
+      core_, detail::release_request{key_, channel_, owner_id(who), field(who), kind_, false},
+      std::move(done));
 }
 
 bool Lock::acquire_blocking(owner who, lock_options options, bool empty_wait_is_forever) {
@@ -134,14 +138,13 @@ void Lock::unlock_reporting(std::error_code* out) noexcept {
 bool Lock::force_unlock() {
   detail::refuse_io_thread(*core_, "force_unlock");
   auto [ec, r] = relock::detail::wait_for<std::error_code, resp::reply>([&](auto done) {
-    core_->enter([core = core_, kind = kind_, keys = std::vector<std::string>{key_, channel_},
+    core_->enter([core = core_, kind = kind_, key = key_, channel = channel_,
                   done = detail::completion<void(std::error_code, resp::reply)>(std::move(done))](
                      bool running) mutable {
       if (!running) return done(errc::cancelled, resp::reply{});
-      core->executor().eval(
-          kind->force_release, std::move(keys),
-          {kind->on_release == detail::wake_rule::wake_one ? "0" : "1", core->publish_command()},
-          core->guard(std::move(done)));
+      auto call = kind->force_release_call(key, channel, core->publish_command());
+      core->executor().eval(kind->force_release, std::move(call.keys), std::move(call.args),
+                            core->guard(std::move(done)));
     });
   });
   if (ec) {

@@ -20,17 +20,12 @@ void release_now(const std::shared_ptr<client_core>& core, release_request reque
   std::string latch = objects::unlock_latch_key(request.key, objects::random_request_id());
   const auto& settings = core->settings();
   const bool cleanup = request.cleanup;
-  std::vector<std::string> keys{request.key, request.channel, latch};
-  std::vector<std::string> args{
-      request.kind->on_release == wake_rule::wake_one ? "0" : "1",
-      std::to_string(plan.lease.count()),
-      request.field,
-      core->publish_command(),
-      std::to_string(settings.unlock_latch_ttl.count()),
-  };
+  auto call = request.kind->release_call(
+      release_context{request.key, request.owner, request.channel, latch, core->publish_command(),
+                      plan.lease, settings.unlock_latch_ttl});
   // The latch makes the release safe to resend after a lost connection.
   core->executor().eval(
-      request.kind->release, std::move(keys), std::move(args),
+      request.kind->release, std::move(call.keys), std::move(call.args),
       [core, request = std::move(request), known = plan.known, latch = std::move(latch),
        done = std::move(done)](std::error_code ec, resp::reply r) mutable {
         if (ec) return done(ec, r.str);

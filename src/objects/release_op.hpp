@@ -17,7 +17,8 @@ class client_core;
 struct release_request {
   std::string key;
   std::string channel;
-  std::string field;
+  std::string owner;  // "<client-id>:<owner-id>"
+  std::string field;  // the kind's hash field for the owner
   const lock_kind* kind = nullptr;
   bool cleanup = false;  // undoing an acquire whose outcome is unknown: no local hold to count
 };

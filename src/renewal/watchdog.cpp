@@ -19,7 +19,8 @@ void watchdog::log(log_level level, const std::string& text) const {
 
 void watchdog::held(const std::string& key, const std::string& field,
                     std::chrono::milliseconds lease, const exec::script* renew,
-                    std::function<void(std::error_code)> on_lost, const std::string& listen_on) {
+                    std::function<void(std::error_code)> on_lost, const std::string& listen_on,
+                    std::string renew_arg) {
   hold_key id{key, field};
   lost_.erase(id);
   hold& h = holds_[id];
@@ -40,6 +41,7 @@ void watchdog::held(const std::string& key, const std::string& field,
   ++h.count;
   h.lease = lease;
   h.renew = renew;
+  h.renew_arg = renew_arg.empty() ? field : std::move(renew_arg);
   if (on_lost) h.on_lost = std::move(on_lost);
   if (renew != nullptr) arm(/*after_tick=*/false);
 }
@@ -127,7 +129,7 @@ void watchdog::tick() {
   for (const auto& [id, h] : holds_) {
     if (h.renew == nullptr) continue;
     const std::uint16_t slot = options_.group_by_slot ? topology::slot_of(id.first) : 0;
-    groups[{h.renew, slot}].push_back({id, h.generation});
+    groups[{h.renew, slot}].push_back({id, h.generation, h.renew_arg});
   }
   for (auto& [group, targets] : groups) {
     for (std::size_t from = 0; from < targets.size(); from += options_.batch) {
@@ -146,7 +148,7 @@ void watchdog::renew(const exec::script& script, std::vector<renewal_target> bat
   args.push_back(std::to_string(options_.lease.count()));
   for (const auto& t : batch) {
     keys.push_back(t.id.first);
-    args.push_back(t.id.second);
+    args.push_back(t.renew_arg);
   }
   ++renewals_sent_;
   const auto sent_at = std::chrono::steady_clock::now();

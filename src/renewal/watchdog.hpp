@@ -51,7 +51,7 @@ class watchdog {
   // resubscription) checks the hold at once, so a hold taken away is lost within a round trip.
   void held(const std::string& key, const std::string& field, std::chrono::milliseconds lease,
             const exec::script* renew, std::function<void(std::error_code)> on_lost,
-            const std::string& listen_on = {});
+            const std::string& listen_on = {}, std::string renew_arg = {});
 
   struct release_plan {
     bool known = false;  // we recorded this hold
@@ -86,10 +86,12 @@ class watchdog {
     // least until confirmed_at + lease.
     std::chrono::steady_clock::time_point confirmed_at;
     pubsub::listener_ptr listener;  // listen_for_loss: the hold's channel
+    std::string renew_arg;          // what the renew script gets for this hold (see lock_kind)
   };
   struct renewal_target {
     hold_key id;
     std::uint64_t generation;
+    std::string renew_arg;
   };
   using time_point = std::chrono::steady_clock::time_point;
 
