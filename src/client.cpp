@@ -24,6 +24,11 @@ Lock client::non_reentrant_lock(std::string_view name) const {
   return Lock(core_, std::string(name), detail::non_reentrant_lock_kind);
 }
 
+ReadWriteLock client::read_write_lock(std::string_view name) const {
+  return ReadWriteLock(Lock(core_, std::string(name), detail::rwlock_read_kind),
+                       Lock(core_, std::string(name), detail::rwlock_write_kind));
+}
+
 asio::io_context& client::io() const { return core_->io(); }
 
 void client::start_inspect(std::string name,

@@ -28,6 +28,7 @@
 #include <relock/errors.hpp>
 #include <relock/lock.hpp>
 #include <relock/lock_info.hpp>
+#include <relock/read_write_lock.hpp>
 
 namespace relock {
 
@@ -52,6 +53,8 @@ class RELOCK_API client {
   Lock lock(std::string_view name) const;
   // The same data, but a second acquire by the holder fails with errc::non_reentrant.
   Lock non_reentrant_lock(std::string_view name) const;
+  // A read-write lock (Redisson's RReadWriteLock) on `name`: see read_write_lock.hpp.
+  ReadWriteLock read_write_lock(std::string_view name) const;
 
   // What `name` holds in Redis right now, whoever wrote it (relock or Redisson): its kind,
   // holders, lease and waiters, read in one consistent snapshot (see lock_info.hpp). Throws
