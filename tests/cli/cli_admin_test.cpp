@@ -152,7 +152,7 @@ TEST_F(cli, unreachable_redis_and_bad_input_give_exit_2_and_one_line) {
                                              {"run", "--lease", "0", "x", "--", "true"},
                                              {"run", "-s", "-x", "x", "--", "true"},
                                              {"run", "--kind", "fair", "x", "--", "true"},
-                                             {"run", "-s", "x", "--", "true"},
+                                             {"run", "--kind", "read", "-x", "x", "--", "true"},
                                              {"--watchdog-timeout", "0", "status", "x"},
                                              {"status", ""},
                                              {"unlock", "x"}}) {

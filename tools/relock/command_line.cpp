@@ -102,7 +102,7 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
                   "hold at most SEC, without the watchdog; the command gets SIGTERM then")
       ->type_name("SEC");
   auto* kind = run->add_option("--kind", r.kind,
-                               "lock (default); fair, read, write, fenced: not yet available")
+                               "lock (default); read, write (as -s, -x); fair, fenced: not yet")
                    ->type_name("KIND")
                    ->check(CLI::IsMember({"lock", "fair", "read", "write", "fenced"}));
   auto* shared = run->add_flag("-s,--shared", r.shared, "read side of the read-write lock NAME");

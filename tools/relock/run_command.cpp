@@ -15,12 +15,26 @@ using std::chrono::milliseconds;
 
 // The flags exist now so scripts can be written against them; the kinds come with the rest of
 // the lock family.
+// The kind asked for, by --kind or -s/-x (flock's shared and exclusive: the two sides of the
+// read-write lock NAME).
+std::string kind_of(const run_options& o) {
+  return o.shared ? "read" : o.exclusive ? "write" : o.kind;
+}
+
+// Kinds still to come are refused before anything is asked of Redis.
 void refuse_unavailable_kinds(const run_options& o) {
-  const std::string kind = o.shared ? "read (-s)" : o.exclusive ? "write (-x)" : o.kind;
-  if (kind == "lock") return;
+  const std::string kind = kind_of(o);
+  if (kind == "lock" || kind == "read" || kind == "write") return;
   throw failure(exit_usage, "lock kind " + kind +
-                                " is not yet available: this version has the reentrant lock only "
-                                "(--kind lock, the default)");
+                                " is not yet available: this version has the reentrant lock "
+                                "(--kind lock, the default) and the read-write lock (-s, -x)");
+}
+
+relock::Lock lock_of(relock::client& client, const run_options& o) {
+  const std::string kind = kind_of(o);
+  if (kind == "read") return client.read_write_lock(o.name).read_lock();
+  if (kind == "write") return client.read_write_lock(o.name).write_lock();
+  return client.lock(o.name);
 }
 
 std::vector<std::string> command_environment(const std::string& name) {
@@ -57,7 +71,7 @@ int run_command(const global_options& g, const run_options& o) {
   std::stop_source cancel;
   child_supervisor supervisor(cancel);  // before the client: its I/O thread inherits the mask
   auto client = connect(g, make_config(g));
-  auto lock = client.lock(o.name);
+  auto lock = lock_of(client, o);
   const auto me = relock::owner::current_thread();
 
   relock::lock_options options;

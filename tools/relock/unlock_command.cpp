@@ -20,14 +20,23 @@ std::string refusal(relock::client& client, const std::string& name, const reloc
   return "'" + name + "' holds something that is not a lock (" + e.what() + "); left as it is";
 }
 
+// A read-write lock is released by its own script: it also deletes every read hold's timeout
+// key and wakes the waiters on its own channel. Its data says which it is.
+relock::Lock lock_for_unlock(relock::client& client, const std::string& name) {
+  if (client.inspect(name).kind == relock::object_kind::read_write_lock) {
+    return client.read_write_lock(name).write_lock();
+  }
+  return client.lock(name);
+}
+
 }  // namespace
 
 int unlock_command(const global_options& g, const std::string& name) {
   auto client = connect(g, make_config(g));
-  auto lock = client.lock(name);
+  client.lock(name);  // the library's checks on the name: empty, too long
   unlock_result r{name, false};
   try {
-    r.released = lock.force_unlock();
+    r.released = lock_for_unlock(client, name).force_unlock();
   } catch (const relock::error& e) {
     if (e.code() == relock::errc::wrong_type) throw failure(exit_usage, refusal(client, name, e));
     fail_with(g, e, "cannot unlock '" + name + "'");
