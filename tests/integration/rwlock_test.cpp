@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include <asio/use_future.hpp>
+
 #include "lock_env.hpp"
 
 using namespace std::chrono_literals;
@@ -222,4 +224,28 @@ TEST(rwlock, inspect_sees_the_mode_and_both_sides) {
   EXPECT_EQ(info.holders[0].side, relock::hold_side::read);
   rw.unlock_shared();
   EXPECT_EQ(client.inspect("seen").kind, relock::object_kind::none);
+}
+
+TEST(rwlock, the_async_api_with_explicit_owners) {
+  redis_server server;
+  relock::client client(settings_for(server));
+  auto rw = client.read_write_lock("async");
+  const auto reader1 = relock::owner::unique(), reader2 = relock::owner::unique();
+  const auto writer = relock::owner::unique();
+  rw.read_lock().async_lock(reader1, {}, asio::use_future).get();
+  rw.read_lock().async_lock(reader2, {}, asio::use_future).get();  // shared
+  relock::lock_options briefly;
+  briefly.wait = 200ms;
+  EXPECT_FALSE(rw.write_lock().async_try_lock(writer, briefly, asio::use_future).get());
+  std::promise<std::error_code> got;
+  rw.write_lock().async_lock(writer, {}, [&](std::error_code ec) { got.set_value(ec); });
+  rw.read_lock().async_unlock(reader1, asio::use_future).get();
+  auto written = got.get_future();
+  EXPECT_NE(written.wait_for(300ms), std::future_status::ready) << "one reader is still in";
+  rw.read_lock().async_unlock(reader2, asio::use_future).get();
+  ASSERT_EQ(written.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(written.get(), std::error_code());
+  EXPECT_TRUE(rw.write_lock().is_held_by(writer));
+  rw.write_lock().async_unlock(writer, asio::use_future).get();
+  EXPECT_FALSE(rw.write_lock().is_locked());
 }
