@@ -1,8 +1,10 @@
 // relock::Lock: Redisson's RLock in C++. A reentrant, leased, distributed mutex whose data in
 // Redis is exactly Redisson's (see docs/data-layout.md §2), so Java and C++ can share a name.
+// The same handle serves every kind of hold: client.lock (RLock), client.non_reentrant_lock, and
+// each side of client.read_write_lock (§4); the kind decides the data, the surface is this one.
 //
-// A Lock is a cheap handle (client + name): copy it, make one per use, or keep one; it must not
-// outlive its client. It satisfies the standard TimedLockable requirements for the calling
+// A Lock is a cheap handle (client + name + kind): copy it, make one per use, or keep one; it must
+// not outlive its client. It satisfies the standard TimedLockable requirements for the calling
 // thread, so std::unique_lock, std::scoped_lock and try_lock_for work. Every operation also
 // has an async form taking any Asio completion token and an explicit relock::owner.
 //
