@@ -13,8 +13,8 @@
 #include "lock_env.hpp"
 #include "objects/ids.hpp"
 #include "objects/naming.hpp"
-#include "scripts/scripts.hpp"
 #include "support/raw_subscriber.hpp"
+#include "support/rwlock_calls.hpp"
 #include "support/sync_calls.hpp"
 
 using namespace std::chrono_literals;
@@ -24,74 +24,12 @@ namespace obj = relock::objects;
 
 namespace {
 
-const relock::exec::script read_acquire_script{"rwlock_read_acquire",
-                                               relock::scripts::rwlock_read_acquire};
-const relock::exec::script read_release_script{"rwlock_read_release",
-                                               relock::scripts::rwlock_read_release};
-const relock::exec::script write_acquire_script{"rwlock_write_acquire",
-                                                relock::scripts::rwlock_write_acquire};
-const relock::exec::script write_release_script{"rwlock_write_release",
-                                                relock::scripts::rwlock_write_release};
-const relock::exec::script force_release_script{"rwlock_force_release",
-                                                relock::scripts::rwlock_force_release};
-const relock::exec::script renew_script{"rwlock_renew", relock::scripts::rwlock_renew};
-
-const std::string latch_ttl = "20000";
-
 // Owner fields as relock writes them: <client uuid>:<owner number>.
 const std::string A = "11111111-1111-4111-8111-111111111111:1";
 const std::string B = "11111111-1111-4111-8111-111111111111:2";
 const std::string C = "22222222-2222-4222-8222-222222222222:7";
 
-// The six scripts on one lock name, with the keys and arguments the lock kind will send.
-class rw {
- public:
-  rw(relock::exec::executor& ex, std::string name) : ex_(ex), name_(std::move(name)) {}
-
-  result read(const std::string& owner, std::int64_t lease) {
-    return eval(ex_, read_acquire_script, {name_, obj::rwlock_timeout_prefix(name_, owner)},
-                {std::to_string(lease), owner, owner + ":write"});
-  }
-  result write(const std::string& owner, std::int64_t lease) {
-    return eval(ex_, write_acquire_script, {name_},
-                {std::to_string(lease), owner + ":write", owner});
-  }
-  result read_release(const std::string& owner,
-                      const std::string& request = obj::random_request_id()) {
-    return eval(ex_, read_release_script,
-                {name_, obj::rwlock_channel(name_), obj::rwlock_timeout_prefix(name_, owner),
-                 obj::rwlock_key_prefix(name_), obj::unlock_latch_key(name_, request)},
-                {"0", owner, "PUBLISH", latch_ttl});
-  }
-  result write_release(const std::string& owner, std::int64_t lease,
-                       const std::string& request = obj::random_request_id()) {
-    return eval(ex_, write_release_script,
-                {name_, obj::rwlock_channel(name_), obj::unlock_latch_key(name_, request)},
-                {"1", std::to_string(lease), owner + ":write", "PUBLISH", latch_ttl});
-  }
-  result force() {
-    return eval(ex_, force_release_script,
-                {name_, obj::rwlock_channel(name_), obj::rwlock_key_prefix(name_)},
-                {"1", "PUBLISH"});
-  }
-  // Renews `owner` on this name only.
-  result renew(const std::string& owner, std::int64_t lease) {
-    return eval(ex_, renew_script, {name_}, {std::to_string(lease), owner});
-  }
-
-  std::string timeout_key(const std::string& owner, int n) const {
-    return obj::rwlock_timeout_prefix(name_, owner) + ":" + std::to_string(n);
-  }
-  std::string latch(const std::string& request) const {
-    return obj::unlock_latch_key(name_, request);
-  }
-  std::string channel() const { return obj::rwlock_channel(name_); }
-  const std::string& name() const { return name_; }
-
- private:
-  relock::exec::executor& ex_;
-  std::string name_;
-};
+using rw = relock::test::rwlock_calls;
 
 bool acquired(const result& r) { return !r.ec && r.value.is_nil(); }
 
@@ -591,7 +529,7 @@ TEST(rwlock_scripts, renew_batches_keys_and_reports_each) {
   e.raw.command({"HSET", "{batch}plain", A, "1"});
 
   auto r =
-      eval(e.ex, renew_script,
+      eval(e.ex, relock::detail::rwlock_read_kind.renew,
            {"{batch}one", "{batch}two", "app:{batch}", "{batch}gone", "{batch}str", "{batch}plain"},
            {"20000", A, B, A, A, A, A});
   ASSERT_FALSE(r.ec) << r.value.str;

@@ -16,10 +16,10 @@
 #include "objects/ids.hpp"
 #include "objects/naming.hpp"
 #include "redisson_driver.hpp"
-#include "scripts/scripts.hpp"
 #include "support/raw_client.hpp"
 #include "support/raw_subscriber.hpp"
 #include "support/redis_server.hpp"
+#include "support/rwlock_calls.hpp"
 #include "support/sync_calls.hpp"
 #include "support/wait.hpp"
 
@@ -36,63 +36,7 @@ namespace obj = relock::objects;
 
 namespace {
 
-const relock::exec::script read_acquire_script{"rwlock_read_acquire",
-                                               relock::scripts::rwlock_read_acquire};
-const relock::exec::script read_release_script{"rwlock_read_release",
-                                               relock::scripts::rwlock_read_release};
-const relock::exec::script write_acquire_script{"rwlock_write_acquire",
-                                                relock::scripts::rwlock_write_acquire};
-const relock::exec::script write_release_script{"rwlock_write_release",
-                                                relock::scripts::rwlock_write_release};
-const relock::exec::script force_release_script{"rwlock_force_release",
-                                                relock::scripts::rwlock_force_release};
-const relock::exec::script renew_script{"rwlock_renew", relock::scripts::rwlock_renew};
-
-// The six scripts on one lock name, with the keys and arguments the lock kind will send.
-class rw {
- public:
-  rw(relock::exec::executor& ex, std::string name) : ex_(ex), name_(std::move(name)) {}
-
-  result read(const std::string& owner, std::int64_t lease) {
-    return relock::test::eval(ex_, read_acquire_script,
-                              {name_, obj::rwlock_timeout_prefix(name_, owner)},
-                              {std::to_string(lease), owner, owner + ":write"});
-  }
-  result write(const std::string& owner, std::int64_t lease) {
-    return relock::test::eval(ex_, write_acquire_script, {name_},
-                              {std::to_string(lease), owner + ":write", owner});
-  }
-  result read_release(const std::string& owner) {
-    return relock::test::eval(
-        ex_, read_release_script,
-        {name_, obj::rwlock_channel(name_), obj::rwlock_timeout_prefix(name_, owner),
-         obj::rwlock_key_prefix(name_), obj::unlock_latch_key(name_, obj::random_request_id())},
-        {"0", owner, "PUBLISH", "20000"});
-  }
-  result write_release(const std::string& owner, std::int64_t lease) {
-    return relock::test::eval(
-        ex_, write_release_script,
-        {name_, obj::rwlock_channel(name_), obj::unlock_latch_key(name_, obj::random_request_id())},
-        {"1", std::to_string(lease), owner + ":write", "PUBLISH", "20000"});
-  }
-  result force() {
-    return relock::test::eval(ex_, force_release_script,
-                              {name_, obj::rwlock_channel(name_), obj::rwlock_key_prefix(name_)},
-                              {"1", "PUBLISH"});
-  }
-  result renew(const std::string& owner, std::int64_t lease) {
-    return relock::test::eval(ex_, renew_script, {name_}, {std::to_string(lease), owner});
-  }
-
-  std::string timeout_key(const std::string& owner, int n) const {
-    return obj::rwlock_timeout_prefix(name_, owner) + ":" + std::to_string(n);
-  }
-  std::string channel() const { return obj::rwlock_channel(name_); }
-
- private:
-  relock::exec::executor& ex_;
-  std::string name_;
-};
+using rw = relock::test::rwlock_calls;
 
 bool acquired(const result& r) { return !r.ec && r.value.is_nil(); }
 
