@@ -73,7 +73,7 @@ bool Lock::acquire_blocking(owner who, lock_options options, bool empty_wait_is_
       relock::detail::wait_for<std::error_code, bool, std::string>([&](auto done) {
         start_acquire(who, std::move(options), empty_wait_is_forever, std::move(done));
       });
-  if (ec) throw error(ec, "lock '" + name_ + "': " + detail);
+  if (ec) throw error(ec, std::string(kind_->what) + " '" + name_ + "': " + detail);
   return acquired;
 }
 

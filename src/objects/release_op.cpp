@@ -14,7 +14,8 @@ void release_now(const std::shared_ptr<client_core>& core, release_request reque
                               : core->watchdog().releasing(request.key, request.field);
   if (request.cleanup) plan.lease = core->settings().watchdog_lease;
   if (plan.lost) {
-    return done(errc::lock_lost, "lock '" + request.key + "' held by " + request.field +
+    return done(errc::lock_lost, std::string(request.kind->what) + " '" + request.key +
+                                     "' held by " + request.field +
                                      " was lost before this unlock (it expired or was deleted)");
   }
   std::string latch = objects::unlock_latch_key(request.key, objects::random_request_id());
@@ -31,12 +32,12 @@ void release_now(const std::shared_ptr<client_core>& core, release_request reque
         if (ec) return done(ec, r.str);
         if (r.is_nil()) {
           if (known) {
-            return done(errc::lock_lost, "lock '" + request.key + "' was no longer held by " +
-                                             request.field +
+            return done(errc::lock_lost, std::string(request.kind->what) + " '" + request.key +
+                                             "' was no longer held by " + request.field +
                                              " (its lease ran out or it was deleted)");
           }
-          return done(errc::not_owner,
-                      "lock '" + request.key + "' is not held by " + request.field);
+          return done(errc::not_owner, std::string(request.kind->what) + " '" + request.key +
+                                           "' is not held by " + request.field);
         }
         if (r.integer == 1) core->watchdog().forget(request.key, request.field);
         // The release has completed: its latch has done its work.
