@@ -29,7 +29,7 @@ class category_impl final : public std::error_category {
       case errc::cancelled:
         return "cancelled";
       case errc::would_deadlock:
-        return "blocking call on relock's I/O thread";
+        return "it would wait for ever (on relock's I/O thread, or for its own read hold)";
       case errc::renewal_failed:
         return "no renewal reached Redis for a whole lease";
     }

@@ -23,7 +23,7 @@ enum class errc {
   wrong_type,            // the name holds another Redis type, or data that is not a lock
   non_reentrant,         // a non-reentrant lock was taken again by its owner
   cancelled,             // the caller cancelled a wait (stop_token) or the client shut down
-  would_deadlock,        // a blocking call was made on relock's own I/O thread
+  would_deadlock,        // a blocking call on relock's I/O thread; a read-write upgrade
   renewal_failed,        // no renewal reached Redis for a whole lease: the hold has expired
 };
 
