@@ -30,7 +30,7 @@ struct options {
   std::string variant = "default";  // "async": uncontended and n-locks through async_lock
   int rep = 1;
   double seconds = 3.0;   // the measuring window (many-held: how long the locks are held)
-  int threads = 8;        // contended scenarios
+  int threads = 8;        // contended scenarios, n-locks, rw-read, rw-mixed
   int locks = 10'000;     // many-held
   int connections = 0;    // command connections per client; 0: the library's default
   int busy_poll_us = -1;  // config::busy_poll; -1: the library's default
@@ -132,6 +132,10 @@ result run_n_locks(const options& o);
 result run_one_lock(const options& o);
 result run_handoff(const options& o);
 result run_many_held(const options& o);
+// The read-write lock, sync API: rw-read (T readers on one lock), rw-mixed (90 % reads, 10 %
+// writes holding 1 ms): see read_write.cpp.
+result run_rw_read(const options& o);
+result run_rw_mixed(const options& o);
 // --variant async of uncontended (n = 1) and n-locks (n = threads): see async_pairs.cpp.
 result run_async_pairs(const options& o, int n);
 

@@ -17,7 +17,8 @@ using scenario_fn = relock_bench::result (*)(const relock_bench::options&);
 const std::map<std::string, scenario_fn> scenarios = {
     {"uncontended", relock_bench::run_uncontended}, {"n-locks", relock_bench::run_n_locks},
     {"one-lock", relock_bench::run_one_lock},       {"handoff", relock_bench::run_handoff},
-    {"many-held", relock_bench::run_many_held},
+    {"many-held", relock_bench::run_many_held},     {"rw-read", relock_bench::run_rw_read},
+    {"rw-mixed", relock_bench::run_rw_mixed},
 };
 
 int usage(const char* why) {
@@ -26,7 +27,7 @@ int usage(const char* why) {
                "usage: relock_bench --scenario NAME --rep N --url URL [--seconds S]\n"
                "                    [--threads T] [--locks L] [--variant default|async]\n"
                "                    [--connections C] [--busy-poll MICROSECONDS]\n"
-               "scenarios: uncontended n-locks one-lock handoff many-held\n"
+               "scenarios: uncontended n-locks one-lock handoff many-held rw-read rw-mixed\n"
                "prints one JSON line; exit 0 done, 1 failed, 2 bad usage\n");
   return 2;
 }

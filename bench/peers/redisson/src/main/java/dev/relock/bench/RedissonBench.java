@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -32,6 +33,7 @@ import dev.relock.json.Json;
 
 import org.redisson.Redisson;
 import org.redisson.api.RLock;
+import org.redisson.api.RReadWriteLock;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 import org.redisson.config.SingleServerConfig;
@@ -45,7 +47,8 @@ import org.redisson.config.SingleServerConfig;
  *        [--threads T] [--warmup S] [--variant V]
  * </pre>
  *
- * Scenarios: uncontended, n-locks, one-lock, handoff (many-held is relock's own and is refused).
+ * Scenarios: uncontended, n-locks, one-lock, handoff, rw-read, rw-mixed (many-held is relock's
+ * own and is refused).
  * Each mirrors its C++ twin in bench/*.cpp line by line: the same lock names, the same loops,
  * the same count bounds (per thread) and time bounds, the same grace before a blocked lock() is
  * cancelled (here: Thread.interrupt on lockInterruptibly()), the same server probe (CONFIG
@@ -88,7 +91,7 @@ public final class RedissonBench {
   private static final String USAGE =
       "usage: java -jar relock-bench-redisson.jar --scenario NAME --rep N --url URL [--seconds S]\n"
           + "                                         [--threads T] [--warmup S] [--variant V]\n"
-          + "scenarios: uncontended n-locks one-lock handoff\n"
+          + "scenarios: uncontended n-locks one-lock handoff rw-read rw-mixed\n"
           + "prints one JSON line; exit 0 done, 1 failed, 2 bad usage";
 
   // ------------------------------------------------------------------------------------------
@@ -401,6 +404,78 @@ public final class RedissonBench {
     }
   }
 
+  /** What a measured window saw: wall time, this process's CPU, the server (window_figures). */
+  record Measured(double window, double cpu, Probe.Window server) {}
+
+  /** The body of worker t: its loop, which ends on the clock (end, System.nanoTime) or a count. */
+  @FunctionalInterface
+  interface Worker {
+    void run(int t, long end);
+  }
+
+  /**
+   * The window around o.threads workers (relock_bench's run_window with join_or_cancel): starts
+   * them, resets the server's statistics once all are ready (unless warming up: probe == null),
+   * notes CPU and clock, opens the window, and joins them, interrupting a lock() still blocked 3 s
+   * after its end. null when warming up.
+   */
+  Measured runWorkers(String name, double seconds, Probe probe, Worker body) throws Exception {
+    final int threads = o.threads;
+    final AtomicInteger finished = new AtomicInteger();
+    final CountDownLatch ready = new CountDownLatch(threads);
+    final CountDownLatch go = new CountDownLatch(1);
+    final long[] end = new long[1];  // written before go opens: visible after go.await()
+    List<Thread> workers = new ArrayList<>();
+    for (int t = 0; t < threads; ++t) {
+      final int me = t;
+      workers.add(start(name + "-" + me, () -> {
+        try {
+          ready.countDown();
+          await(go);
+          body.run(me, end[0]);
+        } finally {
+          finished.incrementAndGet();
+        }
+      }));
+    }
+    ready.await();
+    if (probe != null) {
+      probe.start();
+    }
+    final double cpu0 = processCpuSeconds();
+    final long t0 = System.nanoTime();
+    end[0] = t0 + seconds(seconds);
+    go.countDown();
+    finish(workers, finished, end[0] + seconds(3));
+    final double window = (System.nanoTime() - t0) / 1e9;
+    final double cpu = processCpuSeconds() - cpu0;
+    return probe == null ? null : new Measured(window, cpu, probe.stop());
+  }
+
+  /** lockInterruptibly, counting a failure (cancelled: interrupted after the window; errors:
+   *  anything else). false: the loop stops. */
+  static boolean locked(RLock lock, AtomicLong cancelled, AtomicLong errors) {
+    try {
+      lock.lockInterruptibly();
+      return true;
+    } catch (InterruptedException e) {
+      cancelled.incrementAndGet();
+      return false;
+    } catch (RuntimeException e) {
+      errors.incrementAndGet();
+      return false;
+    }
+  }
+
+  /** unlock, counting a failure in errors. */
+  static void unlocked(RLock lock, AtomicLong errors) {
+    try {
+      lock.unlock();
+    } catch (RuntimeException e) {
+      errors.incrementAndGet();
+    }
+  }
+
   static Thread start(String name, Runnable body) {
     Thread t = new Thread(body, name);
     t.start();
@@ -475,48 +550,29 @@ public final class RedissonBench {
     final Samples[] pair = new Samples[threads];
     final long[] pairs = new long[threads];
     final long[] errors = new long[threads];
-    final CountDownLatch ready = new CountDownLatch(threads);
-    final CountDownLatch go = new CountDownLatch(1);
-    final long[] end = new long[1];  // written before go opens: visible after go.await()
-    List<Thread> workers = new ArrayList<>();
+    final RLock[] locks = new RLock[threads];
     for (int t = 0; t < threads; ++t) {
-      final int me = t;
-      pair[me] = new Samples();
-      workers.add(start("n-locks-" + me, () -> {
-        RLock lock = lock("bench:n-locks:" + me);
-        ready.countDown();
-        await(go);
-        for (long now = System.nanoTime(); pairs[me] < maxPairsPerThread && now - end[0] < 0;
-            ++pairs[me]) {
-          lock.lock();
-          try {
-            lock.unlock();
-          } catch (RuntimeException e) {
-            ++errors[me];
-          }
-          final long after = System.nanoTime();
-          pair[me].add(after - now);
-          now = after;
+      pair[t] = new Samples();
+      locks[t] = lock("bench:n-locks:" + t);
+    }
+    final Measured w = runWorkers("n-locks", seconds, probe, (me, end) -> {
+      final RLock lock = locks[me];
+      for (long now = System.nanoTime(); pairs[me] < maxPairsPerThread && now - end < 0;
+          ++pairs[me]) {
+        lock.lock();
+        try {
+          lock.unlock();
+        } catch (RuntimeException e) {
+          ++errors[me];
         }
-      }));
-    }
-    ready.await();
-    if (probe != null) {
-      probe.start();
-    }
-    final double cpu0 = processCpuSeconds();
-    final long t0 = System.nanoTime();
-    end[0] = t0 + seconds(seconds);
-    go.countDown();
-    for (Thread w : workers) {
-      w.join();
-    }
-    final double window = (System.nanoTime() - t0) / 1e9;
-    final double cpu = processCpuSeconds() - cpu0;
-    if (probe == null) {
+        final long after = System.nanoTime();
+        pair[me].add(after - now);
+        now = after;
+      }
+    });
+    if (w == null) {
       return null;
     }
-    final Probe.Window server = probe.stop();
 
     Samples all = new Samples();
     long total = 0;
@@ -527,14 +583,14 @@ public final class RedissonBench {
       failed += errors[t];
     }
     Result r = makeResult();
-    r.set("pairs_per_s", total / window)
+    r.set("pairs_per_s", total / w.window())
         .set("pair_p50_us", all.percentileUs(0.50))
         .set("pair_p99_us", all.percentileUs(0.99))
         .set("pair_max_us", all.maxUs())
         .set("threads", (long) threads)
         .set("pairs", total)
         .set("errors", failed);
-    addCommon(r, window, cpu, server, total);
+    addCommon(r, w.window(), w.cpu(), w.server(), total);
     return r;
   }
 
@@ -544,8 +600,6 @@ public final class RedissonBench {
   Result oneLock(double seconds, Probe probe) throws Exception {
     final int threads = o.threads;
     final long maxAcquisitionsPerThread = 1_000_000;
-    // After the window, a thread still blocked in lock() gets this long before it is cancelled.
-    final long grace = seconds(3);
     final Samples[] wait = new Samples[threads];
     final long[] acquisitions = new long[threads];
     final AtomicInteger lastHolder = new AtomicInteger(-1);
@@ -554,63 +608,34 @@ public final class RedissonBench {
     final AtomicLong errors = new AtomicLong();
     final AtomicLong overlaps = new AtomicLong();
     final AtomicInteger inside = new AtomicInteger();
-    final AtomicInteger finished = new AtomicInteger();
-    final CountDownLatch ready = new CountDownLatch(threads);
-    final CountDownLatch go = new CountDownLatch(1);
-    final long[] end = new long[1];
-    List<Thread> workers = new ArrayList<>();
+    final RLock[] locks = new RLock[threads];
     for (int t = 0; t < threads; ++t) {
-      final int me = t;
-      wait[me] = new Samples();
-      workers.add(start("one-lock-" + me, () -> {
-        RLock lock = lock("bench:one-lock");
-        ready.countDown();
-        await(go);
-        for (long now = System.nanoTime();
-            acquisitions[me] < maxAcquisitionsPerThread && now - end[0] < 0;
-            now = System.nanoTime()) {
-          try {
-            lock.lockInterruptibly();
-          } catch (InterruptedException e) {
-            cancelled.incrementAndGet();
-            break;
-          } catch (RuntimeException e) {
-            errors.incrementAndGet();
-            break;
-          }
-          wait[me].add(System.nanoTime() - now);
-          ++acquisitions[me];
-          if (inside.getAndIncrement() != 0) {
-            overlaps.incrementAndGet();
-          }
-          if (lastHolder.getAndSet(me) != me) {
-            ownerChanges.incrementAndGet();
-          }
-          inside.decrementAndGet();
-          try {
-            lock.unlock();
-          } catch (RuntimeException e) {
-            errors.incrementAndGet();
-          }
+      wait[t] = new Samples();
+      locks[t] = lock("bench:one-lock");
+    }
+    final Measured w = runWorkers("one-lock", seconds, probe, (me, end) -> {
+      final RLock lock = locks[me];
+      for (long now = System.nanoTime();
+          acquisitions[me] < maxAcquisitionsPerThread && now - end < 0;
+          now = System.nanoTime()) {
+        if (!locked(lock, cancelled, errors)) {
+          break;
         }
-        finished.incrementAndGet();
-      }));
-    }
-    ready.await();
-    if (probe != null) {
-      probe.start();
-    }
-    final double cpu0 = processCpuSeconds();
-    final long t0 = System.nanoTime();
-    end[0] = t0 + seconds(seconds);
-    go.countDown();
-    finish(workers, finished, end[0] + grace);
-    final double window = (System.nanoTime() - t0) / 1e9;
-    final double cpu = processCpuSeconds() - cpu0;
-    if (probe == null) {
+        wait[me].add(System.nanoTime() - now);
+        ++acquisitions[me];
+        if (inside.getAndIncrement() != 0) {
+          overlaps.incrementAndGet();
+        }
+        if (lastHolder.getAndSet(me) != me) {
+          ownerChanges.incrementAndGet();
+        }
+        inside.decrementAndGet();
+        unlocked(lock, errors);
+      }
+    });
+    if (w == null) {
       return null;
     }
-    final Probe.Window server = probe.stop();
 
     Samples all = new Samples();
     long total = 0;
@@ -619,17 +644,17 @@ public final class RedissonBench {
       total += acquisitions[t];
     }
     Result r = makeResult();
-    r.set("acq_per_s", total / window)
+    r.set("acq_per_s", total / w.window())
         .set("wait_p50_us", all.percentileUs(0.50))
         .set("wait_p99_us", all.percentileUs(0.99))
         .set("wait_max_us", all.maxUs())
-        .set("owner_changes_per_s", ownerChanges.get() / window)
+        .set("owner_changes_per_s", ownerChanges.get() / w.window())
         .set("threads", (long) threads)
         .set("acquisitions", total)
         .set("cancelled", cancelled.get())
         .set("errors", errors.get())
         .set("overlaps", overlaps.get());
-    addCommon(r, window, cpu, server, total);
+    addCommon(r, w.window(), w.cpu(), w.server(), total);
     return r;
   }
 
@@ -645,7 +670,6 @@ public final class RedissonBench {
     final int threads = o.threads;
     final long hold = TimeUnit.MILLISECONDS.toNanos(1);
     final long maxAcquisitionsPerThread = 100_000;
-    final long grace = seconds(3);
     final Samples[] wait = new Samples[threads];
     final Samples[] handoff = new Samples[threads];
     final AtomicLong unlockStarted = new AtomicLong(NO_UNLOCK);  // nanoTime of the last unlock()
@@ -654,106 +678,77 @@ public final class RedissonBench {
     final AtomicLong overlaps = new AtomicLong();
     final AtomicLong selfHandoffs = new AtomicLong();
     final AtomicInteger inside = new AtomicInteger();
-    final AtomicInteger finished = new AtomicInteger();
     final AtomicInteger lastHolder = new AtomicInteger(-1);
     final ReentrantLock m = new ReentrantLock();
     final Condition heldByNewOwner = m.newCondition();
     final long[] generation = {0};  // under m: bumps with every acquisition
-    final CountDownLatch ready = new CountDownLatch(threads);
-    final CountDownLatch go = new CountDownLatch(1);
-    final long[] end = new long[1];
-    List<Thread> workers = new ArrayList<>();
+    final RLock[] locks = new RLock[threads];
     for (int t = 0; t < threads; ++t) {
-      final int me = t;
-      wait[me] = new Samples();
-      handoff[me] = new Samples();
-      workers.add(start("handoff-" + me, () -> {
-        RLock lock = lock("bench:handoff");
-        ready.countDown();
-        await(go);
-        for (long n = 0; n < maxAcquisitionsPerThread; ++n) {
-          final long asked = System.nanoTime();
-          if (asked - end[0] >= 0) {
-            break;
-          }
-          try {
-            lock.lockInterruptibly();
-          } catch (InterruptedException e) {
-            cancelled.incrementAndGet();
-            break;
-          } catch (RuntimeException e) {
-            errors.incrementAndGet();
-            break;
-          }
-          final long acquired = System.nanoTime();
-          wait[me].add(acquired - asked);
-          final long from = unlockStarted.getAndSet(NO_UNLOCK);
-          if (from != NO_UNLOCK) {
-            handoff[me].add(acquired - from);
-          }
-          if (inside.getAndIncrement() != 0) {
-            overlaps.incrementAndGet();
-          }
-          if (lastHolder.getAndSet(me) == me) {
-            selfHandoffs.incrementAndGet();
-          }
-          final long mine;
-          m.lock();
-          try {
-            mine = ++generation[0];
-            heldByNewOwner.signalAll();
-          } finally {
-            m.unlock();
-          }
-
-          sleepAtLeast(hold);
-          inside.decrementAndGet();
-          unlockStarted.set(System.nanoTime());
-          try {
-            lock.unlock();
-          } catch (RuntimeException e) {
-            errors.incrementAndGet();
-          }
-          // Wait for another thread to take it, so this thread cannot take its own lock back.
-          boolean taken = true;
-          m.lock();
-          try {
-            while (generation[0] == mine) {
-              long left = end[0] - System.nanoTime();
-              if (left <= 0) {
-                taken = false;
-                break;
-              }
-              heldByNewOwner.awaitNanos(left);
-            }
-          } catch (InterruptedException e) {
-            taken = false;
-            Thread.currentThread().interrupt();
-          } finally {
-            m.unlock();
-          }
-          if (!taken) {
-            break;
-          }
+      wait[t] = new Samples();
+      handoff[t] = new Samples();
+      locks[t] = lock("bench:handoff");
+    }
+    final Measured w = runWorkers("handoff", seconds, probe, (me, end) -> {
+      final RLock lock = locks[me];
+      for (long n = 0; n < maxAcquisitionsPerThread; ++n) {
+        final long asked = System.nanoTime();
+        if (asked - end >= 0) {
+          break;
         }
-        finished.incrementAndGet();
-      }));
-    }
-    ready.await();
-    if (probe != null) {
-      probe.start();
-    }
-    final double cpu0 = processCpuSeconds();
-    final long t0 = System.nanoTime();
-    end[0] = t0 + seconds(seconds);
-    go.countDown();
-    finish(workers, finished, end[0] + grace);
-    final double window = (System.nanoTime() - t0) / 1e9;
-    final double cpu = processCpuSeconds() - cpu0;
-    if (probe == null) {
+        if (!locked(lock, cancelled, errors)) {
+          break;
+        }
+        final long acquired = System.nanoTime();
+        wait[me].add(acquired - asked);
+        final long from = unlockStarted.getAndSet(NO_UNLOCK);
+        if (from != NO_UNLOCK) {
+          handoff[me].add(acquired - from);
+        }
+        if (inside.getAndIncrement() != 0) {
+          overlaps.incrementAndGet();
+        }
+        if (lastHolder.getAndSet(me) == me) {
+          selfHandoffs.incrementAndGet();
+        }
+        final long mine;
+        m.lock();
+        try {
+          mine = ++generation[0];
+          heldByNewOwner.signalAll();
+        } finally {
+          m.unlock();
+        }
+
+        sleepAtLeast(hold);
+        inside.decrementAndGet();
+        unlockStarted.set(System.nanoTime());
+        unlocked(lock, errors);
+        // Wait for another thread to take it, so this thread cannot take its own lock back.
+        boolean taken = true;
+        m.lock();
+        try {
+          while (generation[0] == mine) {
+            long left = end - System.nanoTime();
+            if (left <= 0) {
+              taken = false;
+              break;
+            }
+            heldByNewOwner.awaitNanos(left);
+          }
+        } catch (InterruptedException e) {
+          taken = false;
+          Thread.currentThread().interrupt();
+        } finally {
+          m.unlock();
+        }
+        if (!taken) {
+          break;
+        }
+      }
+    });
+    if (w == null) {
       return null;
     }
-    final Probe.Window server = probe.stop();
 
     Samples waits = new Samples();
     Samples handoffs = new Samples();
@@ -763,11 +758,11 @@ public final class RedissonBench {
     }
     final long acquisitions = waits.count();
     Result r = makeResult();
-    r.set("acq_per_s", acquisitions / window)
+    r.set("acq_per_s", acquisitions / w.window())
         .set("handoff_p50_us", handoffs.percentileUs(0.50))
         .set("handoff_p99_us", handoffs.percentileUs(0.99))
         .set("handoff_max_us", handoffs.maxUs())
-        .set("handoffs_per_s", handoffs.count() / window)
+        .set("handoffs_per_s", handoffs.count() / w.window())
         .set("wait_p50_us", waits.percentileUs(0.50))
         .set("wait_p99_us", waits.percentileUs(0.99))
         .set("wait_max_us", waits.maxUs())
@@ -777,7 +772,151 @@ public final class RedissonBench {
         .set("errors", errors.get())
         .set("overlaps", overlaps.get())
         .set("self_handoffs", selfHandoffs.get());
-    addCommon(r, window, cpu, server, acquisitions);
+    addCommon(r, w.window(), w.cpu(), w.server(), acquisitions);
+    return r;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // The read-write lock (RReadWriteLock), every worker thread an owner, as in bench/read_write.cpp.
+  // rw-read: T threads take and release the read side of one lock, empty critical section.
+
+  /** A name's RReadWriteLock; every thread asks for its own object, as relock's do. */
+  RReadWriteLock readWriteLock(String name) {
+    return client.getReadWriteLock(name);
+  }
+
+  Result rwRead(double seconds, Probe probe) throws Exception {
+    final int threads = o.threads;
+    final long maxPairsPerThread = 1_000_000;
+    final Samples[] pair = new Samples[threads];
+    final RLock[] reads = new RLock[threads];
+    for (int t = 0; t < threads; ++t) {
+      pair[t] = new Samples();
+      reads[t] = readWriteLock("bench:rw-read").readLock();
+    }
+    final long[] pairs = new long[threads];
+    final AtomicLong cancelled = new AtomicLong();
+    final AtomicLong errors = new AtomicLong();
+    final Measured w = runWorkers("rw-read", seconds, probe, (me, end) -> {
+      final RLock read = reads[me];
+      for (long now = System.nanoTime(); pairs[me] < maxPairsPerThread && now - end < 0; ) {
+        if (!locked(read, cancelled, errors)) {
+          break;
+        }
+        unlocked(read, errors);
+        ++pairs[me];
+        final long after = System.nanoTime();
+        pair[me].add(after - now);
+        now = after;
+      }
+    });
+    if (w == null) {
+      return null;
+    }
+
+    Samples all = new Samples();
+    long total = 0;
+    for (int t = 0; t < threads; ++t) {
+      all.merge(pair[t]);
+      total += pairs[t];
+    }
+    Result r = makeResult();
+    r.set("acq_per_s", total / w.window())
+        .set("pair_p50_us", all.percentileUs(0.50))
+        .set("pair_p99_us", all.percentileUs(0.99))
+        .set("pair_max_us", all.maxUs())
+        .set("threads", (long) threads)
+        .set("acquisitions", total)
+        .set("cancelled", cancelled.get())
+        .set("errors", errors.get());
+    addCommon(r, w.window(), w.cpu(), w.server(), total);
+    return r;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // rw-mixed: T threads on one lock; each loop a seeded RNG picks a read (90 %) or a write
+  // (10 %). A write holds 1 ms (a sleep inside the hold), a read holds nothing. The write wait
+  // runs from asking for the write lock to getting it.
+
+  Result rwMixed(double seconds, Probe probe) throws Exception {
+    final int threads = o.threads;
+    final double writeShare = 0.10;
+    final long hold = TimeUnit.MILLISECONDS.toNanos(1);
+    final long maxOpsPerThread = 1_000_000;
+    final long seed = 20261123;  // thread t draws from seed + t: the same every run
+    final Samples[] readWait = new Samples[threads];
+    final Samples[] writeWait = new Samples[threads];
+    final RReadWriteLock[] rws = new RReadWriteLock[threads];
+    for (int t = 0; t < threads; ++t) {
+      readWait[t] = new Samples();
+      writeWait[t] = new Samples();
+      rws[t] = readWriteLock("bench:rw-mixed");
+    }
+    final AtomicLong cancelled = new AtomicLong();
+    final AtomicLong errors = new AtomicLong();
+    final AtomicLong overlaps = new AtomicLong();
+    final AtomicInteger readersInside = new AtomicInteger();
+    final AtomicInteger writersInside = new AtomicInteger();
+    final Measured w = runWorkers("rw-mixed", seconds, probe, (me, end) -> {
+      final RLock read = rws[me].readLock();
+      final RLock write = rws[me].writeLock();
+      final SplittableRandom rng = new SplittableRandom(seed + me);
+      for (long n = 0; n < maxOpsPerThread; ++n) {
+        final long asked = System.nanoTime();
+        if (asked - end >= 0) {
+          break;
+        }
+        final boolean isWrite = rng.nextDouble() < writeShare;
+        final RLock side = isWrite ? write : read;
+        if (!locked(side, cancelled, errors)) {
+          break;
+        }
+        (isWrite ? writeWait : readWait)[me].add(System.nanoTime() - asked);
+        if (isWrite) {
+          if (writersInside.getAndIncrement() != 0 || readersInside.get() != 0) {
+            overlaps.incrementAndGet();
+          }
+          sleepAtLeast(hold);
+          writersInside.decrementAndGet();
+        } else {
+          readersInside.incrementAndGet();
+          if (writersInside.get() != 0) {
+            overlaps.incrementAndGet();
+          }
+          readersInside.decrementAndGet();
+        }
+        unlocked(side, errors);
+      }
+    });
+    if (w == null) {
+      return null;
+    }
+
+    Samples reads = new Samples();
+    Samples writes = new Samples();
+    for (int t = 0; t < threads; ++t) {
+      reads.merge(readWait[t]);
+      writes.merge(writeWait[t]);
+    }
+    final long nReads = reads.count();
+    final long nWrites = writes.count();
+    Result r = makeResult();
+    r.set("acq_per_s", (nReads + nWrites) / w.window())
+        .set("reads_per_s", nReads / w.window())
+        .set("writes_per_s", nWrites / w.window())
+        .set("write_wait_p50_us", writes.percentileUs(0.50))
+        .set("write_wait_p99_us", writes.percentileUs(0.99))
+        .set("write_wait_max_us", writes.maxUs())
+        .set("read_wait_p50_us", reads.percentileUs(0.50))
+        .set("read_wait_p99_us", reads.percentileUs(0.99))
+        .set("read_wait_max_us", reads.maxUs())
+        .set("threads", (long) threads)
+        .set("reads", nReads)
+        .set("writes", nWrites)
+        .set("cancelled", cancelled.get())
+        .set("errors", errors.get())
+        .set("overlaps", overlaps.get());
+    addCommon(r, w.window(), w.cpu(), w.server(), nReads + nWrites);
     return r;
   }
 
@@ -885,11 +1024,12 @@ public final class RedissonBench {
         throw new UsageException("bad value for " + flag + ": " + value);
       }
     }
-    if (o.scenario == null || !List.of("uncontended", "n-locks", "one-lock", "handoff")
-        .contains(o.scenario)) {
+    if (o.scenario == null
+        || !List.of("uncontended", "n-locks", "one-lock", "handoff", "rw-read", "rw-mixed")
+            .contains(o.scenario)) {
       throw new UsageException("many-held".equals(o.scenario)
           ? "many-held is relock's own scenario; the Redisson peer runs uncontended, n-locks,"
-              + " one-lock and handoff"
+              + " one-lock, handoff, rw-read and rw-mixed"
           : "unknown scenario '" + o.scenario + "'");
     }
     if (!(o.seconds > 0 && o.seconds <= 600) || o.threads < 1 || o.threads > 256 || o.locks < 1
@@ -930,6 +1070,8 @@ public final class RedissonBench {
         case "n-locks" -> bench::nLocks;
         case "one-lock" -> bench::oneLock;
         case "handoff" -> bench::handoff;
+        case "rw-read" -> bench::rwRead;
+        case "rw-mixed" -> bench::rwMixed;
         default -> throw new IllegalStateException(o.scenario);
       };
       try (Probe probe = new Probe(o.url)) {
