@@ -73,13 +73,6 @@ void watchdog::drop(std::map<hold_key, hold>::iterator it) {
   holds_.erase(it);
 }
 
-std::optional<std::chrono::steady_clock::time_point> watchdog::confirmed_at(
-    const std::string& key, const std::string& field) const {
-  auto it = holds_.find(hold_key{key, field});
-  if (it == holds_.end()) return std::nullopt;
-  return it->second.confirmed_at;
-}
-
 void watchdog::check_still_held(const hold_key& id, std::uint64_t generation) {
   resp::request hexists;
   hexists.push({"HEXISTS", id.first, id.second});

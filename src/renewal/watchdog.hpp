@@ -19,7 +19,6 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -66,10 +65,6 @@ class watchdog {
   bool held_by(const std::string& key, const std::string& field) const {
     return holds_.contains(hold_key{key, field});
   }
-  // The confirmed time of a hold: when the last renewal (or the acquire) that reached Redis was
-  // sent. For tests and logs.
-  std::optional<std::chrono::steady_clock::time_point> confirmed_at(const std::string& key,
-                                                                    const std::string& field) const;
   std::size_t holds() const { return holds_.size(); }
   std::size_t renewals_sent() const { return renewals_sent_; }
   void stop();

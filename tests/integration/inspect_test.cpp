@@ -2,6 +2,8 @@
 // data written by hand exactly as Redisson writes it (data-layout §2-§5, §7).
 #include <gtest/gtest.h>
 
+#include <future>
+
 #include <asio/use_future.hpp>
 
 #include "lock_env.hpp"
@@ -193,13 +195,12 @@ TEST_F(inspect, a_bad_name_is_refused_before_any_io) {
   } catch (const relock::error& e) {
     EXPECT_EQ(e.code(), errc::invalid_argument);
   }
-  auto refused = client_.async_inspect(std::string(70'000, 'x'), asio::use_future);
-  try {
-    refused.get();
-    FAIL() << "an over-long name was inspected";
-  } catch (const std::system_error& e) {
-    EXPECT_EQ(e.code(), errc::invalid_argument);
-  }
+  // A callback rather than use_future: an exception carried across threads by a future trips
+  // ThreadSanitizer's blind spot for libstdc++'s exception_ptr reference count.
+  std::promise<std::error_code> refused;
+  client_.async_inspect(std::string(70'000, 'x'),
+                        [&](std::error_code ec, relock::lock_info) { refused.set_value(ec); });
+  EXPECT_EQ(refused.get_future().get(), errc::invalid_argument);
 }
 
 TEST_F(inspect, reads_the_key_after_the_name_mapper) {
