@@ -36,6 +36,9 @@ struct holder {
   std::string owner;  // "<client-id>:<thread-id>"; a write hold's ":write" suffix taken off
   std::int64_t holds = 0;
   hold_side side = hold_side::exclusive;
+  // A read side's holds each have their own lease (data-layout §4): the time left on each, by
+  // hold number; nullopt for one that has expired. Empty for other sides.
+  std::vector<std::optional<std::chrono::milliseconds>> read_leases{};
 };
 
 struct queued_waiter {

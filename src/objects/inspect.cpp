@@ -65,6 +65,7 @@ enum field : std::size_t {
   queue_owners,
   timeout_type,
   timeout_scores,
+  read_hold_leases,
   reply_size
 };
 
@@ -97,7 +98,7 @@ std::optional<std::int64_t> epoch_ms(std::string_view text) {
 
 // The lock's hash: owner field -> holds, plus `mode` for a read-write lock. false when any
 // field is of another shape (then it is no lock we know).
-bool read_holders(const resp::reply& hash, lock_info& info) {
+bool read_holders(const resp::reply& hash, const resp::reply& leases, lock_info& info) {
   constexpr std::string_view write_suffix = ":write";
   std::vector<holder> holders;
   std::optional<std::string> mode;
@@ -110,7 +111,16 @@ bool read_holders(const resp::reply& hash, lock_info& info) {
     }
     const auto holds = hold_count(value);
     if (!holds) return false;
-    holders.push_back({name, *holds, hold_side::exclusive});
+    holder h{name, *holds, hold_side::exclusive};
+    // The script lists one entry per field, in the hash's order: i / 2 is this field's.
+    if (i / 2 < leases.elements.size()) {
+      for (const auto& pttl : leases.elements[i / 2].elements) {
+        h.read_leases.push_back(pttl.integer >= 0
+                                    ? std::optional(std::chrono::milliseconds(pttl.integer))
+                                    : std::nullopt);
+      }
+    }
+    holders.push_back(std::move(h));
   }
   if (mode) {
     for (auto& h : holders) {
@@ -164,7 +174,8 @@ object_kind recognise(const std::vector<resp::reply>& r, lock_info& info) {
   const std::string& type = info.redis_type;
   if (type == "none") return aux_ok ? lock_family(object_kind::none) : object_kind::unknown;
   if (type == "hash") {
-    if (!aux_ok || !r[main_body].is_array() || !read_holders(r[main_body], info)) {
+    if (!aux_ok || !r[main_body].is_array() ||
+        !read_holders(r[main_body], r[read_hold_leases], info)) {
       return object_kind::unknown;
     }
     return info.mode ? object_kind::read_write_lock : lock_family(object_kind::lock);
@@ -219,7 +230,7 @@ void start_inspect(std::shared_ptr<client_core> core, std::string name, inspect_
               done = std::move(done)](bool running) mutable {
     if (!running) return done(errc::cancelled, {});
     std::vector<std::string> keys{key, objects::fenced_token_key(key), objects::fair_queue_key(key),
-                                  objects::fair_timeout_key(key)};
+                                  objects::fair_timeout_key(key), objects::rwlock_key_prefix(key)};
     // Reads only, so resending it after a lost connection is harmless.
     core->executor().eval(
         inspect_script, std::move(keys), {},

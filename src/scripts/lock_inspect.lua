@@ -1,12 +1,15 @@
 -- What a name holds, for client::inspect: the name's key and the lock family's auxiliary keys,
 -- read in one call so the snapshot is consistent. Reads only. Each auxiliary key is read only
 -- when it has the type its command expects: a key of another type would make the call fail.
--- KEYS[1] the name's key, KEYS[2] fencing token, KEYS[3] fair queue, KEYS[4] fair timeouts.
+-- KEYS[1] the name's key, KEYS[2] fencing token, KEYS[3] fair queue, KEYS[4] fair timeouts,
+-- KEYS[5] the prefix of a read-write lock's read-hold timeout keys (rwlock_key_prefix).
 -- A flat array, `false` for nil (a nil would end a Lua array early):
 --   1 TYPE of KEYS[1]   2 its PTTL   3 its hash as HGETALL, or its string, or false
 --   4 TYPE of KEYS[2]   5 the token when a string, else false
 --   6 TYPE of KEYS[3]   7 the queue, head first, when a list, else empty
 --   8 TYPE of KEYS[4]   9 each queued owner's score when a zset (false if it has none)
+--  10 for a read-write lock's hash, per field in HGETALL's order: the PTTLs of that owner's
+--     read holds 1..count (KEYS[5]:<field>:rwlock_timeout:<n>), empty for others
 local function type_of(key)
   return redis.call('type', key)['ok']
 end
@@ -40,5 +43,20 @@ if timeout_kind == 'zset' then
   end
 end
 
+-- Each read hold of a read-write lock has its own lease: one PTTL per hold, -2 once it expired.
+local read_leases = {}
+if kind == 'hash' and redis.call('hexists', KEYS[1], 'mode') == 1 then
+  for i = 1, #body, 2 do
+    local field, count = body[i], tonumber(body[i + 1])
+    local leases = {}
+    if field ~= 'mode' and count and string.sub(field, -6) ~= ':write' and count <= 1000 then
+      for n = 1, count do
+        leases[n] = redis.call('pttl', KEYS[5] .. ':' .. field .. ':rwlock_timeout:' .. n)
+      end
+    end
+    read_leases[#read_leases + 1] = leases
+  end
+end
+
 return {kind, redis.call('pttl', KEYS[1]), body, token_kind, token, queue_kind, queue,
-        timeout_kind, scores}
+        timeout_kind, scores, read_leases}

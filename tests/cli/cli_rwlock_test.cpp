@@ -89,7 +89,11 @@ TEST_F(cli, status_shows_the_mode_and_both_sides_and_unlock_force_stops_the_hold
   EXPECT_EQ(status["mode"], "read");
   ASSERT_EQ(status["holders"].size(), 1u);
   EXPECT_EQ(status["holders"][0]["side"], "read");
-  EXPECT_NE(run({"status", "view"}).out.find("read"), std::string::npos);
+  ASSERT_EQ(status["holders"][0]["read_leases_ms"].size(), 1u);
+  EXPECT_GT(status["holders"][0]["read_leases_ms"][0].get<std::int64_t>(), 20'000);
+  const auto text = run({"status", "view"}).out;
+  EXPECT_NE(text.find("read mode"), std::string::npos) << text;
+  EXPECT_NE(text.find("leases "), std::string::npos) << text;
 
   auto forced = run({"unlock", "--force", "view"});
   EXPECT_EQ(forced.code, 0) << forced.err;

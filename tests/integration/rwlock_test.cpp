@@ -207,6 +207,25 @@ TEST(rwlock, a_name_that_holds_something_else_is_refused_and_untouched) {
   EXPECT_EQ(raw.command({"HGETALL", "plain"}).elements.size(), 2u);
 }
 
+TEST(rwlock, inspect_shows_each_read_holds_own_lease) {
+  redis_server server;
+  relock::client client(settings_for(server));
+  auto rw = client.read_write_lock("leases");
+  rw.read_lock().lock(60s);
+  rw.read_lock().lock(5s);
+  auto info = client.inspect("leases");
+  ASSERT_EQ(info.kind, relock::object_kind::read_write_lock);
+  ASSERT_EQ(info.holders.size(), 1u);
+  const auto& leases = info.holders[0].read_leases;
+  ASSERT_EQ(leases.size(), 2u);
+  ASSERT_TRUE(leases[0] && leases[1]);
+  EXPECT_GT(*leases[0], 55s);
+  EXPECT_LE(*leases[1], 5s);
+  EXPECT_GT(*leases[1], 1s);
+  rw.read_lock().unlock();
+  rw.read_lock().unlock();
+}
+
 TEST(rwlock, inspect_sees_the_mode_and_both_sides) {
   redis_server server;
   relock::client client(settings_for(server));

@@ -34,7 +34,13 @@ void print(const lock_status& s, bool as_json) {
   if (as_json) {
     json holders = json::array(), queue = json::array();
     for (const auto& h : s.holders) {
-      holders.push_back({{"owner", h.owner}, {"holds", h.holds}, {"side", h.side}});
+      json entry{{"owner", h.owner}, {"holds", h.holds}, {"side", h.side}};
+      if (h.side == "read") {
+        json leases = json::array();
+        for (const auto& left : h.read_leases_ms) leases.push_back(or_null(left));
+        entry["read_leases_ms"] = leases;
+      }
+      holders.push_back(std::move(entry));
     }
     for (const auto& w : s.queue) {
       queue.push_back({{"owner", w.owner}, {"gives_up_at_ms", or_null(w.gives_up_at_ms)}});
@@ -60,8 +66,14 @@ void print(const lock_status& s, bool as_json) {
     // Owner fields are "<36-char client id>:<thread id>": 58 columns fit the longest.
     std::printf("  %-58s %-9s %s\n", "OWNER", "SIDE", "HOLDS");
     for (const auto& h : s.holders) {
-      std::printf("  %-58s %-9s %lld\n", h.owner.c_str(), h.side.c_str(),
-                  static_cast<long long>(h.holds));
+      // Each read hold has its own lease: say what is left of each.
+      std::string leases;
+      for (const auto& left : h.read_leases_ms) {
+        leases += leases.empty() ? "  leases " : ", ";
+        leases += left ? seconds(*left / 1000.0) : std::string("expired");
+      }
+      std::printf("  %-58s %-9s %lld%s\n", h.owner.c_str(), h.side.c_str(),
+                  static_cast<long long>(h.holds), leases.c_str());
     }
   }
   if (!s.queue.empty()) {

@@ -13,6 +13,8 @@ struct holder {
   std::string owner;  // "<client-id>:<thread-id>", as in the lock's hash (":write" taken off)
   std::int64_t holds = 0;
   std::string side;  // "exclusive", or "read" / "write" for a read-write lock
+  // A read side: the time left on each read hold, by hold number (none: expired).
+  std::vector<std::optional<std::int64_t>> read_leases_ms{};
 };
 
 struct waiter {

@@ -26,7 +26,11 @@ lock_status shown(const relock::lock_info& info) {
   s.mode = info.mode;
   s.fencing_token = info.fencing_token;
   for (const auto& h : info.holders) {
-    s.holders.push_back({h.owner, h.holds, relock::to_string(h.side)});
+    holder out{h.owner, h.holds, relock::to_string(h.side)};
+    for (const auto& left : h.read_leases) {
+      out.read_leases_ms.push_back(left ? std::optional(left->count()) : std::nullopt);
+    }
+    s.holders.push_back(std::move(out));
   }
   for (const auto& w : info.waiters) s.queue.push_back({w.owner, w.gives_up_at_ms});
   return s;
