@@ -13,6 +13,7 @@
 #include "lock_env.hpp"
 #include "objects/ids.hpp"
 #include "objects/naming.hpp"
+#include "support/expect_messages.hpp"
 #include "support/raw_subscriber.hpp"
 #include "support/rwlock_calls.hpp"
 #include "support/sync_calls.hpp"
@@ -96,21 +97,6 @@ void expect_unchanged(const std::map<std::string, key_state>& before,
       EXPECT_GT(it->second.pttl, was.pttl - 2'000) << key;
     }
   }
-}
-
-// The next messages on a channel are exactly `expected`: a sentinel published afterwards must
-// come right behind them (so "nothing else was sent" needs no timeout).
-void expect_messages(raw_client& raw, raw_subscriber& sub, const std::string& channel,
-                     const std::vector<std::string>& expected) {
-  raw.command({"PUBLISH", channel, "sentinel"});
-  for (const auto& m : expected) {
-    auto got = sub.next(5s);
-    ASSERT_TRUE(got) << "expected message " << m;
-    EXPECT_EQ(*got, m);
-  }
-  auto last = sub.next(5s);
-  ASSERT_TRUE(last);
-  EXPECT_EQ(*last, "sentinel") << "an unexpected message";
 }
 
 struct env {

@@ -8,7 +8,7 @@
 
 #include <relock/client.hpp>
 
-#include "redisson_driver.hpp"
+#include "redisson_fixture.hpp"
 #include "support/raw_client.hpp"
 #include "support/redis_server.hpp"
 #include "support/wait.hpp"
@@ -23,25 +23,12 @@ using steady = std::chrono::steady_clock;
 
 namespace {
 
-class redisson_interop : public ::testing::TestWithParam<std::string> {
+class redisson_interop : public relock::test::redisson_fixture {
  protected:
-  void SetUp() override { redisson_driver::check_jar(GetParam()); }
-
-  relock::config settings(std::chrono::milliseconds watchdog = 30s) {
-    relock::config c;
-    c.url = server_.url();
-    c.watchdog_lease = watchdog;
-    return c;
-  }
-  redisson_driver java(std::chrono::milliseconds watchdog = 30s) {
-    return redisson_driver(GetParam(), server_.url(), watchdog);
-  }
   std::int64_t now_ns() { return steady::now().time_since_epoch().count(); }
   bool subscribed(raw_client& raw, const std::string& channel) {
     return raw.command({"PUBSUB", "NUMSUB", channel}).elements.at(1).integer >= 1;
   }
-
-  redis_server server_;
 };
 
 using interval = std::pair<std::int64_t, std::int64_t>;  // CLOCK_MONOTONIC ns: acquired, released

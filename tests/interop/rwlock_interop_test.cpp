@@ -19,7 +19,7 @@
 #include <asio/use_future.hpp>
 #include <relock/client.hpp>
 
-#include "redisson_driver.hpp"
+#include "redisson_fixture.hpp"
 #include "support/raw_client.hpp"
 #include "support/redis_server.hpp"
 #include "support/wait.hpp"
@@ -68,20 +68,8 @@ bool ready(std::future<outcome>& f, std::chrono::milliseconds within = 0ms) {
   return f.wait_for(within) == std::future_status::ready;
 }
 
-class rwlock_interop : public ::testing::TestWithParam<std::string> {
+class rwlock_interop : public relock::test::redisson_fixture {
  protected:
-  void SetUp() override { redisson_driver::check_jar(GetParam()); }
-
-  relock::config settings(std::chrono::milliseconds watchdog = 30s) {
-    relock::config c;
-    c.url = server_.url();
-    c.watchdog_lease = watchdog;
-    return c;
-  }
-  redisson_driver java(std::chrono::milliseconds watchdog = 30s) {
-    return redisson_driver(GetParam(), server_.url(), watchdog);
-  }
-
   fields hash_of(const std::string& key) {
     fields out;
     auto r = raw_.command({"HGETALL", key});
@@ -108,7 +96,6 @@ class rwlock_interop : public ::testing::TestWithParam<std::string> {
     return reply["end_ns"].get<std::int64_t>() - reply["start_ns"].get<std::int64_t>();
   }
 
-  redis_server server_;
   raw_client raw_ = raw_client::to(server_);
 };
 

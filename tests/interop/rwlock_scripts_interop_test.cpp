@@ -15,7 +15,8 @@
 #include "client_core.hpp"
 #include "objects/ids.hpp"
 #include "objects/naming.hpp"
-#include "redisson_driver.hpp"
+#include "redisson_fixture.hpp"
+#include "support/expect_messages.hpp"
 #include "support/raw_client.hpp"
 #include "support/raw_subscriber.hpp"
 #include "support/redis_server.hpp"
@@ -48,18 +49,8 @@ std::int64_t integer(const result& r) {
 
 using fields = std::map<std::string, std::string>;
 
-class rwlock_scripts_interop : public ::testing::TestWithParam<std::string> {
+class rwlock_scripts_interop : public relock::test::redisson_fixture {
  protected:
-  void SetUp() override { redisson_driver::check_jar(GetParam()); }
-
-  redisson_driver java(std::chrono::milliseconds watchdog = 30s) {
-    return redisson_driver(GetParam(), server_.url(), watchdog);
-  }
-  relock::config settings() {
-    relock::config c;
-    c.url = server_.url();
-    return c;
-  }
   fields hash_of(const std::string& key) {
     fields out;
     auto r = raw_.command({"HGETALL", key});
@@ -77,22 +68,6 @@ class rwlock_scripts_interop : public ::testing::TestWithParam<std::string> {
   static std::int64_t ns_after(steady::time_point since, const nlohmann::json& reply) {
     return reply["end_ns"].get<std::int64_t>() - since.time_since_epoch().count();
   }
-  // The next messages on `sub` are exactly `expected` (a sentinel published after them must
-  // come next, so "nothing else" needs no timeout).
-  void expect_messages(raw_subscriber& sub, const std::string& channel,
-                       const std::vector<std::string>& expected) {
-    raw_.command({"PUBLISH", channel, "sentinel"});
-    for (const auto& m : expected) {
-      auto got = sub.next(5s);
-      ASSERT_TRUE(got) << "expected message " << m;
-      EXPECT_EQ(*got, m);
-    }
-    auto last = sub.next(5s);
-    ASSERT_TRUE(last);
-    EXPECT_EQ(*last, "sentinel") << "an unexpected message";
-  }
-
-  redis_server server_;
   raw_client raw_ = raw_client::to(server_);
   relock::client client_{settings()};
   relock::exec::executor& ex_ = relock::detail::core_of(client_)->executor();
@@ -295,17 +270,17 @@ TEST_P(rwlock_scripts_interop, java_releases_are_heard_with_the_payloads_relock_
   raw_subscriber sub(server_, doc.channel());
   ASSERT_EQ(j.call_ok("a", "lock write:doc 30000"), true);
   ASSERT_EQ(j.call_ok("a", "unlock write:doc"), true);
-  expect_messages(sub, doc.channel(), {"1"});
+  relock::test::expect_messages(raw_, sub, doc.channel(), {"1"});
   ASSERT_EQ(j.call_ok("a", "lock read:doc 30000"), true);
   ASSERT_EQ(j.call_ok("a", "unlock read:doc"), true);
-  expect_messages(sub, doc.channel(), {"0"});
+  relock::test::expect_messages(raw_, sub, doc.channel(), {"0"});
 
   ASSERT_EQ(j.call_ok("a", "lock write:doc 30000"), true);
   ASSERT_EQ(j.call_ok("a", "lock read:doc 30000"), true);
   ASSERT_EQ(j.call_ok("a", "unlock write:doc"), true);
-  expect_messages(sub, doc.channel(), {});  // Redisson's downgrade is silent
+  relock::test::expect_messages(raw_, sub, doc.channel(), {});  // Redisson's downgrade is silent
   ASSERT_EQ(j.call_ok("a", "unlock read:doc"), true);
-  expect_messages(sub, doc.channel(), {"0"});
+  relock::test::expect_messages(raw_, sub, doc.channel(), {"0"});
   EXPECT_FALSE(exists("doc"));
 }
 
