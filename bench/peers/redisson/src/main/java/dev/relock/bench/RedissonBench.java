@@ -98,6 +98,15 @@ public final class RedissonBench {
   // Samples: whole, in nanoseconds, so percentiles are exact (nearest rank) like the C++ ones.
 
   static final class Samples {
+    // Every thread's samples as one set (each thread records its own, without sharing).
+    static Samples merged(Samples[] perThread) {
+      Samples all = new Samples();
+      for (Samples s : perThread) {
+        all.merge(s);
+      }
+      return all;
+    }
+
     private long[] ns = new long[1024];
     private int n = 0;
     private boolean sorted = false;
@@ -574,14 +583,9 @@ public final class RedissonBench {
       return null;
     }
 
-    Samples all = new Samples();
-    long total = 0;
-    long failed = 0;
-    for (int t = 0; t < threads; ++t) {
-      all.merge(pair[t]);
-      total += pairs[t];
-      failed += errors[t];
-    }
+    Samples all = Samples.merged(pair);
+    long total = Arrays.stream(pairs).sum();
+    long failed = Arrays.stream(errors).sum();
     Result r = makeResult();
     r.set("pairs_per_s", total / w.window())
         .set("pair_p50_us", all.percentileUs(0.50))
@@ -637,12 +641,8 @@ public final class RedissonBench {
       return null;
     }
 
-    Samples all = new Samples();
-    long total = 0;
-    for (int t = 0; t < threads; ++t) {
-      all.merge(wait[t]);
-      total += acquisitions[t];
-    }
+    Samples all = Samples.merged(wait);
+    long total = Arrays.stream(acquisitions).sum();
     Result r = makeResult();
     r.set("acq_per_s", total / w.window())
         .set("wait_p50_us", all.percentileUs(0.50))
@@ -750,12 +750,8 @@ public final class RedissonBench {
       return null;
     }
 
-    Samples waits = new Samples();
-    Samples handoffs = new Samples();
-    for (int t = 0; t < threads; ++t) {
-      waits.merge(wait[t]);
-      handoffs.merge(handoff[t]);
-    }
+    Samples waits = Samples.merged(wait);
+    Samples handoffs = Samples.merged(handoff);
     final long acquisitions = waits.count();
     Result r = makeResult();
     r.set("acq_per_s", acquisitions / w.window())
@@ -814,12 +810,8 @@ public final class RedissonBench {
       return null;
     }
 
-    Samples all = new Samples();
-    long total = 0;
-    for (int t = 0; t < threads; ++t) {
-      all.merge(pair[t]);
-      total += pairs[t];
-    }
+    Samples all = Samples.merged(pair);
+    long total = Arrays.stream(pairs).sum();
     Result r = makeResult();
     r.set("acq_per_s", total / w.window())
         .set("pair_p50_us", all.percentileUs(0.50))
@@ -892,12 +884,8 @@ public final class RedissonBench {
       return null;
     }
 
-    Samples reads = new Samples();
-    Samples writes = new Samples();
-    for (int t = 0; t < threads; ++t) {
-      reads.merge(readWait[t]);
-      writes.merge(writeWait[t]);
-    }
+    Samples reads = Samples.merged(readWait);
+    Samples writes = Samples.merged(writeWait);
     final long nReads = reads.count();
     final long nWrites = writes.count();
     Result r = makeResult();
