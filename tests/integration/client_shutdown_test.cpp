@@ -117,10 +117,26 @@ TEST(client_shutdown, async_operations_in_every_phase_complete_once_with_cancell
   bounded.wait = 60s;
   lk.async_try_lock(relock::owner::unique(), bounded, track());
   ASSERT_TRUE(wait_until([&] { return subscribed(raw, "redisson_lock__channel:{held}"); }, 5s));
-  // And some that are still being sent when the destruction begins.
+  // And some whose scripts are sent but unanswered when the destruction begins: the server is
+  // paused so that no reply can slip in before it (one did, under TSan, and "free" was granted).
+  server.pause();
   for (int i = 0; i < 3; ++i) free_lock.async_lock(relock::owner::unique(), {}, track());
   lk.async_lock(relock::owner::unique(), {}, track());
-  client.reset();
+  ASSERT_TRUE(wait_until(
+      [&] {
+        std::promise<std::size_t> n;
+        auto& core = *relock::detail::core_of(*client);
+        asio::post(core.io(), [&] { n.set_value(core.executor().awaiting_replies()); });
+        return n.get_future().get() >= 4;
+      },
+      5s));
+  auto destroyed = std::async(std::launch::async, [&] { client.reset(); });
+  // The sleepers hear at once; the scripts in flight wait for their replies.
+  for (int i = 0; i <= sleepers; ++i) {
+    ASSERT_TRUE(wait_until([&] { return !heard[i]->get().empty(); }, 5s)) << "operation " << i;
+  }
+  server.resume();
+  destroyed.get();
 
   // Every handler ran exactly once (the ones that got "free" first hear cancelled too: their
   // holds were taken back), and nothing is left held by the destroyed client.
