@@ -34,6 +34,7 @@
 #include <system_error>
 
 #include <asio/async_result.hpp>
+#include <relock/detail/acquire_result.hpp>
 #include <relock/detail/completion.hpp>
 #include <relock/detail/export.hpp>
 #include <relock/errors.hpp>
@@ -132,8 +133,8 @@ class RELOCK_API Lock {
           auto done = detail::erase<std::error_code>(std::move(handler), io());
           start_acquire(
               who, std::move(opts), true,
-              [done = std::move(done)](std::error_code ec, bool acquired, std::string) mutable {
-                if (!ec && !acquired) ec = errc::timeout;
+              [done = std::move(done)](std::error_code ec, detail::acquire_result r) mutable {
+                if (!ec && !r.acquired) ec = errc::timeout;
                 done(ec);
               });
         },
@@ -145,9 +146,11 @@ class RELOCK_API Lock {
     return asio::async_initiate<Token, void(std::error_code, bool)>(
         [this](auto handler, owner who, lock_options opts) {
           auto done = detail::erase<std::error_code, bool>(std::move(handler), io());
-          start_acquire(who, std::move(opts), false,
-                        [done = std::move(done)](std::error_code ec, bool acquired,
-                                                 std::string) mutable { done(ec, acquired); });
+          start_acquire(
+              who, std::move(opts), false,
+              [done = std::move(done)](std::error_code ec, detail::acquire_result r) mutable {
+                done(ec, r.acquired);
+              });
         },
         token, o, std::move(options));
   }
@@ -165,7 +168,7 @@ class RELOCK_API Lock {
 
  private:
   // Internally every outcome also carries a detail for humans (the server's text, the owner).
-  using acquire_done = detail::completion<void(std::error_code, bool, std::string)>;
+  using acquire_done = detail::completion<void(std::error_code, detail::acquire_result)>;
   using release_done = detail::completion<void(std::error_code, std::string)>;
 
   asio::io_context& io() const { return detail::io_of(*core_); }

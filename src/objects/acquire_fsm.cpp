@@ -13,12 +13,13 @@ acquire_fsm::action acquire_fsm::start() {
 
 acquire_fsm::action acquire_fsm::try_now() {
   phase_ = phase::trying;
+  tried_ = true;
   return {.what = step::send_try};
 }
 
 acquire_fsm::action acquire_fsm::finish(ending why, std::error_code ec) {
   phase_ = phase::done;
-  return {.what = step::finish, .why = why, .ec = ec};
+  return {.what = step::finish, .why = why, .ec = ec, .give_up = tried_ && why != ending::acquired};
 }
 
 acquire_fsm::action acquire_fsm::sleep_for(duration d, time_point now) {
@@ -35,6 +36,7 @@ acquire_fsm::action acquire_fsm::acquired() {
     // Nobody will hear of this hold: it goes back before the caller hears cancelled.
     action a = finish(ending::shutdown, errc::cancelled);
     a.give_back = true;
+    a.give_up = false;  // it holds: there is no place in a queue to give up
     return a;
   }
   // A cancel that came while the try was in flight loses to it: the hold is reported.
@@ -47,6 +49,13 @@ acquire_fsm::action acquire_fsm::refused(duration holder_ttl, time_point now) {
   if (shutting_down_) return finish(ending::shutdown, errc::cancelled);
   if (cancel_requested_) return finish(ending::cancelled, errc::cancelled);
   if (!wait_ || deadline_passed(now)) return finish(ending::not_acquired);
+  // A TTL of 0 is the holder's last millisecond: the key is gone by the next try.
+  if (holder_ttl.count() == 0 && (queued_ || backoff_)) return try_now();
+  if (backoff_) {
+    const duration d = holder_ttl.count() > 0 ? std::min(next_backoff_, holder_ttl) : next_backoff_;
+    next_backoff_ = std::min(next_backoff_ * 2, backoff_->max);
+    return sleep_for(d, now);
+  }
   if (!queued_) {
     // Subscribe, wait for the confirmation, then try again: a release between the first try and
     // the subscription would otherwise go unheard.
@@ -54,8 +63,6 @@ acquire_fsm::action acquire_fsm::refused(duration holder_ttl, time_point now) {
     phase_ = phase::subscribing;
     return {.what = step::subscribe, .until = deadline_};
   }
-  // A TTL of 0 is the holder's last millisecond: the key is gone by the next try.
-  if (holder_ttl.count() == 0) return try_now();
   return sleep_for(holder_ttl.count() > 0 ? holder_ttl : no_ttl_recheck, now);
 }
 

@@ -5,7 +5,8 @@
 //   try --refused--> subscribe --confirmed--> try --refused--> sleep --woken/timer--> try ...
 //
 // It decides: when to try again (a wake, a permit, the holder's TTL, a TTL of 0), how long to
-// sleep (the holder's TTL, capped by the caller's deadline; a second when the holder set no TTL),
+// sleep (the holder's TTL, capped by the caller's deadline; a second when the holder set no TTL;
+// or, for a kind that waits by backoff instead of by message, a growing delay),
 // when to give up (deadline, cancel, shutdown) and with what error, and when a try whose outcome
 // is unknown must be taken back. A wait rides through an outage (connection lost, no reply in
 // time): it retries while the deadline lasts and ends with errc::connection only when the
@@ -35,6 +36,13 @@ class acquire_fsm {
   // queue; this only keeps failures from spinning.
   static constexpr duration retry_after_outage{100};
 
+  // Waiting by backoff (a spin lock): no subscription; after each refusal sleep `initial`,
+  // doubling up to `max`, but never past the holder's TTL or the deadline.
+  struct backoff {
+    duration initial;
+    duration max;
+  };
+
   enum class step {
     none,       // nothing to do (a stale or late event)
     send_try,   // run the kind's acquire script now
@@ -55,10 +63,18 @@ class acquire_fsm {
     bool take_back = false;
     // The try acquired, but the client is shutting down: give the hold back, then finish.
     bool give_back = false;
+    // Finishing without the hold after a try: what the tries may have left on the server (a fair
+    // lock's place in the queue) is cleaned up by the kind's give-up, when it has one.
+    bool give_up = false;
   };
 
-  // `wait`: false tries once. `deadline`: when a wait ends; none waits for ever.
-  acquire_fsm(bool wait, std::optional<time_point> deadline) : wait_(wait), deadline_(deadline) {}
+  // `wait`: false tries once. `deadline`: when a wait ends; none waits for ever. `by_backoff`:
+  // wait by backoff instead of by message.
+  acquire_fsm(bool wait, std::optional<time_point> deadline,
+              std::optional<backoff> by_backoff = std::nullopt)
+      : wait_(wait), deadline_(deadline), backoff_(by_backoff) {
+    if (backoff_) next_backoff_ = backoff_->initial;
+  }
 
   action start();
   // The try's reply: acquired, refused with the holder's remaining TTL (-1: none), or an error
@@ -89,6 +105,9 @@ class acquire_fsm {
 
   bool wait_;
   std::optional<time_point> deadline_;
+  std::optional<backoff> backoff_;
+  duration next_backoff_{0};
+  bool tried_ = false;  // a try was sent: a finish without the hold gives up
   phase phase_ = phase::idle;
   bool queued_ = false;
   bool cancel_requested_ = false;

@@ -26,7 +26,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
         request_(std::move(request)),
         done_(std::move(done)),
         timer_(core_->io()),
-        fsm_(request_.wait, request_.deadline) {
+        fsm_(request_.wait, request_.deadline, request_.kind->backoff) {
     waiter_.wake = [this] {
       // Try at once, not from the cancelled timer's handler: that would queue the try behind
       // whatever else this pass of the I/O loop has to do.
@@ -57,6 +57,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   void act(acquire_fsm::action a) {
     if (a.take_back) release_if_taken_unseen();
     if (a.give_back) give_back();
+    if (a.give_up) give_up();
     switch (a.what) {
       case step::none:
         return;
@@ -86,29 +87,37 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
 
   void on_reply(std::error_code ec, resp::reply r) {
     const auto now = steady::now();
-    if (ec) {
-      // The scripts' own refusals: a non-reentrant lock taken twice, and a read hold's owner
-      // asking for the write side, which would wait for its own read for ever.
-      if (r.error_code() == "NON_REENTRANT_REACQUIRE") ec = errc::non_reentrant;
-      if (r.error_code() == "RWLOCK_UPGRADE") ec = errc::would_deadlock;
+    // A failure for want of Redis may come with the connection's words as an error reply; only
+    // the server's own answers go to the kind.
+    if (ec && (outage(ec) || !r.is_error())) {
       last_detail_ = r.str;
       return act(fsm_.failed(ec, outage(ec), now));
     }
-    if (r.is_nil()) return act(fsm_.acquired());
-    act(fsm_.refused(std::chrono::milliseconds(r.integer), now));
+    auto read = request_.kind->read_acquire(r);
+    switch (read.result) {
+      case acquire_reply::outcome::acquired:
+        token_ = std::move(read.token);
+        return act(fsm_.acquired());
+      case acquire_reply::outcome::refused:
+        return act(fsm_.refused(read.holder_ttl, now));
+      case acquire_reply::outcome::failed:
+        last_detail_ = r.is_error() ? r.str : "unexpected reply " + resp::to_string(r);
+        return act(fsm_.failed(read.ec ? read.ec : ec, false, now));
+    }
   }
 
   void subscribe(std::optional<steady::time_point> until) {
     queued_ = true;
     arm_timer(until);
-    core_->waiters().join(
-        request_.channel, waiter_, [self = shared_from_this()](std::error_code ec) {
-          if (ec && !self->fsm_.done()) {
-            self->core_->log(log_level::warning, "waiting on '" + self->request_.key +
-                                                     "' without messages: " + ec.message());
-          }
-          self->act(self->fsm_.subscribed());
-        });
+    core_->waiters().join(request_.waiter_channel, request_.kind->wakes, waiter_,
+                          [self = shared_from_this()](std::error_code ec) {
+                            if (ec && !self->fsm_.done()) {
+                              self->core_->log(log_level::warning,
+                                               "waiting on '" + self->request_.key +
+                                                   "' without messages: " + ec.message());
+                            }
+                            self->act(self->fsm_.subscribed());
+                          });
   }
 
   void arm_timer(std::optional<steady::time_point> until) {
@@ -148,15 +157,30 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
                 [](std::error_code, std::string) {});
   }
 
+  // The wait ends without the hold: the kind cleans what its tries left (a place in a queue).
+  // Sent before the caller hears, so a try that follows runs after it (a key's requests keep
+  // their order).
+  void give_up() {
+    const lock_kind& kind = *request_.kind;
+    if (kind.give_up == nullptr) return;
+    auto call = kind.give_up_call(request_.key, request_.owner);
+    core_->executor().eval(*kind.give_up, std::move(call.keys), std::move(call.args),
+                           [core = core_, key = request_.key](std::error_code ec, resp::reply r) {
+                             if (ec) {
+                               core->log(log_level::warning,
+                                         "giving up the wait on '" + key + "' failed: " + r.str);
+                             }
+                           });
+  }
+
   void finish(const acquire_fsm::action& a) {
     const bool acquired = a.why == ending::acquired;
     if (acquired) {
       // Recorded before the caller hears of it, so the watchdog never misses a renewal.
-      core_->watchdog().held(request_.key, request_.field, request_.lease,
+      core_->watchdog().held(request_.key, request_.field, request_.owner, request_.lease,
                              request_.watchdog ? &request_.kind->renew : nullptr,
                              std::move(request_.on_lost),
-                             request_.listen_for_loss ? request_.channel : std::string(),
-                             request_.kind->renew_arg(request_.owner));
+                             request_.listen_for_loss ? request_.channel : std::string());
     }
     if (tracked_) core_->untrack(*this);
     tracked_ = false;
@@ -182,7 +206,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
         break;
     }
     if (a.ec && detail.empty()) detail = a.ec.message();
-    std::exchange(done_, {})(a.ec, acquired, std::move(detail));
+    std::exchange(done_, {})(a.ec, acquire_result{acquired, std::move(token_), std::move(detail)});
   }
 
   std::shared_ptr<client_core> core_;
@@ -195,6 +219,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   bool queued_ = false;
   bool tracked_ = false;
   std::string last_detail_;  // the server's or the connection's words on the last failed try
+  std::string token_;        // what the acquiring reply handed out (a kind with tokens)
   std::optional<std::stop_callback<std::function<void()>>> stop_callback_;
 };
 
@@ -205,7 +230,7 @@ void start_acquire(std::shared_ptr<client_core> core, acquire_request request,
   client_core& door = *core;
   door.enter([core = std::move(core), request = std::move(request),
               done = std::move(done)](bool running) mutable {
-    if (!running) return done(errc::cancelled, false, "the client has been destroyed");
+    if (!running) return done(errc::cancelled, {.detail = "the client has been destroyed"});
     std::make_shared<acquire_op>(std::move(core), std::move(request), std::move(done))->start();
   });
 }

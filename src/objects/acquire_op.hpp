@@ -11,6 +11,7 @@
 #include <string>
 #include <system_error>
 
+#include <relock/detail/acquire_result.hpp>
 #include <relock/detail/completion.hpp>
 
 #include "objects/lock_kind.hpp"
@@ -21,9 +22,10 @@ class client_core;
 
 struct acquire_request {
   std::string key;
-  std::string channel;
-  std::string owner;  // "<client-id>:<owner-id>"
-  std::string field;  // the kind's hash field for the owner
+  std::string channel;         // where the kind's releases publish
+  std::string waiter_channel;  // where this acquire waits for a wake (the same, or its own)
+  std::string owner;           // "<client-id>:<owner-id>"
+  std::string field;           // the kind's hash field for the owner
   std::chrono::milliseconds lease{0};
   bool watchdog = false;  // renew while held (no explicit lease)
   bool wait = false;      // false: one attempt only
@@ -34,8 +36,8 @@ struct acquire_request {
   const lock_kind* kind = nullptr;
 };
 
-// (error, acquired, detail for humans). Not acquired without error = the wait ran out.
-using acquire_callback = completion<void(std::error_code, bool, std::string)>;
+// Not acquired without an error: the wait ran out.
+using acquire_callback = completion<void(std::error_code, acquire_result)>;
 
 // Any thread; the work and the callback happen on the I/O thread.
 void start_acquire(std::shared_ptr<client_core> core, acquire_request request,

@@ -39,15 +39,16 @@ std::string Lock::field(owner o) const { return kind_->field(owner_id(o)); }
 
 void Lock::start_acquire(owner who, lock_options options, bool empty_wait_is_forever,
                          acquire_done done) {
-  if (core_->stopped()) return done(errc::cancelled, false, "the client has been destroyed");
+  if (core_->stopped()) return done(errc::cancelled, {.detail = "the client has been destroyed"});
   if ((options.lease && options.lease->count() <= 0) ||
       (options.wait && options.wait->count() < 0)) {
-    return done(errc::invalid_argument, false, "a lease must be > 0 and a wait >= 0");
+    return done(errc::invalid_argument, {.detail = "a lease must be > 0 and a wait >= 0"});
   }
   detail::acquire_request r;
   r.key = key_;
-  r.channel = channel_;
   r.owner = owner_id(who);
+  r.channel = channel_;
+  r.waiter_channel = kind_->waiter_channel(key_, r.owner);
   r.field = kind_->field(r.owner);
   r.watchdog = !options.lease;
   r.lease = options.lease.value_or(core_->settings().watchdog_lease);
@@ -69,12 +70,12 @@ void Lock::start_release(owner who, release_done done) {
 
 bool Lock::acquire_blocking(owner who, lock_options options, bool empty_wait_is_forever) {
   detail::refuse_io_thread(*core_, "locking");
-  auto [ec, acquired, detail] =
-      relock::detail::wait_for<std::error_code, bool, std::string>([&](auto done) {
+  auto [ec, result] =
+      relock::detail::wait_for<std::error_code, detail::acquire_result>([&](auto done) {
         start_acquire(who, std::move(options), empty_wait_is_forever, std::move(done));
       });
-  if (ec) throw error(ec, std::string(kind_->what) + " '" + name_ + "': " + detail);
-  return acquired;
+  if (ec) throw error(ec, std::string(kind_->what) + " '" + name_ + "': " + result.detail);
+  return result.acquired;
 }
 
 void Lock::lock() { acquire_blocking(owner::current_thread(), {}, true); }

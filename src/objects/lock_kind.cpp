@@ -1,10 +1,31 @@
-// The reentrant lock (data-layout §2) and its non-reentrant variant, as lock_kind tables.
+// The reentrant lock (data-layout §2) and its non-reentrant variant, as lock_kind tables, and
+// the reply and message readings the lock family shares.
 #include "objects/lock_kind.hpp"
+
+#include <relock/errors.hpp>
 
 #include "objects/naming.hpp"
 #include "scripts/scripts.hpp"
 
 namespace relock::detail {
+
+acquire_reply read_lock_reply(const resp::reply& r) {
+  using outcome = acquire_reply::outcome;
+  if (r.is_nil()) return {.result = outcome::acquired};
+  if (r.is_integer()) {
+    return {.result = outcome::refused, .holder_ttl = std::chrono::milliseconds(r.integer)};
+  }
+  acquire_reply failed;
+  if (r.error_code() == "NON_REENTRANT_REACQUIRE") failed.ec = errc::non_reentrant;
+  if (r.error_code() == "RWLOCK_UPGRADE") failed.ec = errc::would_deadlock;
+  if (!r.is_error()) failed.ec = errc::server_error;  // no reply a lock script gives
+  return failed;
+}
+
+std::size_t lock_message_wakes(std::string_view payload) {
+  return payload == "0" ? 1 : pubsub::wake_all;
+}
+
 namespace {
 
 // The embedded sources are constant-initialised string_views, so these may use them at
@@ -18,6 +39,7 @@ const exec::script renew{"lock_renew", scripts::lock_renew};
 std::string owner_field(std::string_view owner) { return std::string(owner); }
 
 std::string channel(std::string_view key) { return objects::lock_channel(key); }
+std::string waiter_channel(std::string_view key, std::string_view) { return channel(key); }
 
 script_call acquire_call(std::string_view key, std::string_view owner,
                          std::chrono::milliseconds lease) {
@@ -35,13 +57,32 @@ script_call force_release_call(std::string_view key, std::string_view channel,
   return {{std::string(key), std::string(channel)}, {"0", std::string(publish_command)}};
 }
 
+// lock_renew.lua: KEYS[i] the hash, ARGV[i + 1] the field.
+void renew_hold(std::string_view key, std::string_view owner, std::int64_t,
+                std::vector<std::string>& keys, std::vector<std::string>& args) {
+  keys.emplace_back(key);
+  args.emplace_back(owner);
+}
+
+constexpr lock_kind with_acquire(const exec::script& script) {
+  return {.what = "lock",
+          .acquire = script,
+          .release = release,
+          .force_release = force_release,
+          .renew = {renew, renew_hold},
+          .field = owner_field,
+          .channel = channel,
+          .waiter_channel = waiter_channel,
+          .acquire_call = acquire_call,
+          .read_acquire = read_lock_reply,
+          .release_call = release_call,
+          .force_release_call = force_release_call,
+          .wakes = lock_message_wakes};
+}
+
 }  // namespace
 
-const lock_kind reentrant_lock_kind{
-    "lock",  acquire,      release,      force_release,      renew,      owner_field,
-    channel, acquire_call, release_call, force_release_call, owner_field};
-const lock_kind non_reentrant_lock_kind{"lock",       acquire_once,       release,    force_release,
-                                        renew,        owner_field,        channel,    acquire_call,
-                                        release_call, force_release_call, owner_field};
+const lock_kind reentrant_lock_kind = with_acquire(acquire);
+const lock_kind non_reentrant_lock_kind = with_acquire(acquire_once);
 
 }  // namespace relock::detail

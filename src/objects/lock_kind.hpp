@@ -5,23 +5,32 @@
 // are relock::Lock (one non-template core for every kind).
 //
 // The table says, for an owner ("<client-id>:<owner-id>") and a lock key:
-//   - which hash field is its hold (a write hold appends ":write") and which channel its
-//     waiters listen on;
-//   - the script calls (keys and arguments) of acquire, release and force release, and what the
-//     watchdog passes the renew script for one hold;
-//   - the message a release publishes ("0" wakes one waiter, "1" every waiter: the waiter queues
-//     read the payload, whatever the kind).
-// Replies are read the same way for every kind: acquire answers nil (acquired), the holder's
-// PTTL, or an error reply (see acquire_op); release answers nil (not a holder), 0 (still held)
-// or 1 (released, waiters told), under the unlock latch (data-layout §1).
+//   - which hash field is its hold (a write hold appends ":write"), which channel a release
+//     publishes on, and which channel its waiters listen on (the same, or one per waiter: a
+//     fair lock tells only the head of its queue);
+//   - the script calls (keys and arguments) of acquire, release, force release and give-up (what
+//     a waiter that ends without the hold runs, when its tries left something on the server), and
+//     how the watchdog renews a hold (renewal::renewer: each hold names all the keys it touches);
+//   - how an acquire reply reads (acquired, with a token for kinds that hand one out; refused,
+//     with the holder's TTL; or refused for good with an error of the kind's own);
+//   - how many waiters a message wakes (the waiter list reads the payload through the kind: "0"
+//     one, "1" all, a semaphore's count), or that waiters back off instead of listening.
+// Releases are read the same way for every kind: nil (not a holder), 0 (still held) or 1
+// (released, waiters told), under the unlock latch (data-layout §1).
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "exec/script.hpp"
+#include "objects/acquire_fsm.hpp"
+#include "pubsub/waiter_list.hpp"
+#include "renewal/hold_table.hpp"
+#include "resp/reply.hpp"
 
 namespace relock::detail {
 
@@ -41,22 +50,44 @@ struct release_context {
   std::chrono::milliseconds latch_ttl;
 };
 
+// An acquire reply, read by the kind.
+struct acquire_reply {
+  enum class outcome { acquired, refused, failed } result = outcome::failed;
+  std::chrono::milliseconds holder_ttl{-1};  // refused: the holder's remaining TTL; -1 none
+  std::string token{};                       // acquired: the kind's token (fencing, permit id)
+  std::error_code ec{};  // failed: the kind's own refusal; empty keeps the server's error
+};
+
 struct lock_kind {
   const char* what;  // for messages: "lock", "read lock", "write lock"
   const exec::script& acquire;
   const exec::script& release;
   const exec::script& force_release;
-  const exec::script& renew;
+  renewal::renewer renew;
   std::string (*field)(std::string_view owner);
   std::string (*channel)(std::string_view key);
+  std::string (*waiter_channel)(std::string_view key, std::string_view owner);
   script_call (*acquire_call)(std::string_view key, std::string_view owner,
                               std::chrono::milliseconds lease);
+  // A reply or an error reply (a transport failure never gets here).
+  acquire_reply (*read_acquire)(const resp::reply& r);
   script_call (*release_call)(const release_context& c);
   script_call (*force_release_call)(std::string_view key, std::string_view channel,
                                     std::string_view publish_command);
-  // The per-hold argument of the renew script.
-  std::string (*renew_arg)(std::string_view owner);
+  // Null: giving up leaves nothing behind.
+  const exec::script* give_up = nullptr;
+  script_call (*give_up_call)(std::string_view key, std::string_view owner) = nullptr;
+  pubsub::wake_count wakes = nullptr;
+  // Set: waiters back off instead of listening for messages (a spin lock).
+  std::optional<acquire_fsm::backoff> backoff{};
 };
+
+// What the lock family's replies mean where kinds agree: nil acquired, an integer the holder's
+// TTL; the error replies NON_REENTRANT_REACQUIRE and RWLOCK_UPGRADE (a read hold's owner asking
+// for the write side, which would wait for its own read for ever) refuse for good.
+acquire_reply read_lock_reply(const resp::reply& r);
+// "0" wakes one waiter, anything else every waiter (data-layout §8).
+std::size_t lock_message_wakes(std::string_view payload);
 
 extern const lock_kind reentrant_lock_kind;
 extern const lock_kind non_reentrant_lock_kind;

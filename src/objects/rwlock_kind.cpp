@@ -24,8 +24,7 @@ std::string write_field(std::string_view owner) {
   return std::string(owner) + std::string(write_suffix);
 }
 std::string channel(std::string_view key) { return objects::rwlock_channel(key); }
-// The renew script renews every hold of the owner on the key, read or write.
-std::string renew_arg(std::string_view owner) { return std::string(owner); }
+std::string waiter_channel(std::string_view key, std::string_view) { return channel(key); }
 
 script_call read_acquire_call(std::string_view key, std::string_view owner,
                               std::chrono::milliseconds lease) {
@@ -59,13 +58,51 @@ script_call force_release_call(std::string_view key, std::string_view channel,
           {"1", std::string(publish_command)}};
 }
 
+// rwlock_renew.lua: per hold, KEYS the hash and its timeout keys, ARGV the field and their
+// number. A read hold has one timeout key per re-entry (the release removes the last one).
+void renew_read(std::string_view key, std::string_view owner, std::int64_t holds,
+                std::vector<std::string>& keys, std::vector<std::string>& args) {
+  keys.emplace_back(key);
+  const std::string prefix = objects::rwlock_timeout_prefix(key, owner) + ":";
+  for (std::int64_t n = 1; n <= holds; ++n) keys.push_back(prefix + std::to_string(n));
+  args.push_back(read_field(owner));
+  args.push_back(std::to_string(holds));
+}
+
+void renew_write(std::string_view key, std::string_view owner, std::int64_t,
+                 std::vector<std::string>& keys, std::vector<std::string>& args) {
+  keys.emplace_back(key);
+  args.push_back(write_field(owner));
+  args.emplace_back("0");
+}
+
 }  // namespace
 
-const lock_kind rwlock_read_kind{
-    "read lock", read_acquire,      read_release,      force_release,      renew,    read_field,
-    channel,     read_acquire_call, read_release_call, force_release_call, renew_arg};
-const lock_kind rwlock_write_kind{
-    "write lock", write_acquire,      write_release,      force_release,      renew,    write_field,
-    channel,      write_acquire_call, write_release_call, force_release_call, renew_arg};
+const lock_kind rwlock_read_kind{.what = "read lock",
+                                 .acquire = read_acquire,
+                                 .release = read_release,
+                                 .force_release = force_release,
+                                 .renew = {renew, renew_read},
+                                 .field = read_field,
+                                 .channel = channel,
+                                 .waiter_channel = waiter_channel,
+                                 .acquire_call = read_acquire_call,
+                                 .read_acquire = read_lock_reply,
+                                 .release_call = read_release_call,
+                                 .force_release_call = force_release_call,
+                                 .wakes = lock_message_wakes};
+const lock_kind rwlock_write_kind{.what = "write lock",
+                                  .acquire = write_acquire,
+                                  .release = write_release,
+                                  .force_release = force_release,
+                                  .renew = {renew, renew_write},
+                                  .field = write_field,
+                                  .channel = channel,
+                                  .waiter_channel = waiter_channel,
+                                  .acquire_call = write_acquire_call,
+                                  .read_acquire = read_lock_reply,
+                                  .release_call = write_release_call,
+                                  .force_release_call = force_release_call,
+                                  .wakes = lock_message_wakes};
 
 }  // namespace relock::detail

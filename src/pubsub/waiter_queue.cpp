@@ -5,19 +5,17 @@
 
 namespace relock::pubsub {
 
-void waiter_queues::join(const std::string& channel, waiter& w, ready_callback ready) {
+void waiter_queues::join(const std::string& channel, wake_count wakes, waiter& w,
+                         ready_callback ready) {
   auto& slot = queues_[channel];
   if (!slot) {
     slot = std::make_shared<queue>();
     slot->channel = channel;
+    slot->wakes = wakes;
   }
   queue& q = *slot;
   w.channel_ = channel;
-  w.signalled = false;
-  w.next_ = nullptr;
-  w.prev_ = q.tail;
-  (q.tail ? q.tail->next_ : q.head) = &w;
-  q.tail = &w;
+  q.waiters.push(w);
 
   if (q.confirmed || q.unconfirmed) {
     const std::error_code ec = q.confirmed ? std::error_code() : make_error_code(errc::timeout);
@@ -51,13 +49,9 @@ void waiter_queues::leave(waiter& w, bool used_wake) {
   auto it = queues_.find(w.channel_);
   if (it == queues_.end()) return;
   queue& q = *it->second;
-  (w.prev_ ? w.prev_->next_ : q.head) = w.next_;
-  (w.next_ ? w.next_->prev_ : q.tail) = w.prev_;
-  w.prev_ = w.next_ = nullptr;
+  q.waiters.remove(w, used_wake);
   std::erase_if(q.not_ready, [&](const auto& entry) { return entry.first == &w; });
-  if (w.signalled && !used_wake) wake_one(q);
-  w.signalled = false;
-  if (q.head == nullptr) {
+  if (q.waiters.empty()) {
     // The last waiter is gone: release the channel, so waiting on many names leaves nothing.
     if (q.listener) subscriber_.remove(q.listener);
     queues_.erase(it);
@@ -66,9 +60,7 @@ void waiter_queues::leave(waiter& w, bool used_wake) {
 
 bool waiter_queues::take_permit(const waiter& w) {
   auto it = queues_.find(w.channel_);
-  if (it == queues_.end() || it->second->permits == 0) return false;
-  --it->second->permits;
-  return true;
+  return it != queues_.end() && it->second->waiters.take_permit();
 }
 
 void waiter_queues::on_event(queue& q, const event& e) {
@@ -76,31 +68,7 @@ void waiter_queues::on_event(queue& q, const event& e) {
     q.confirmed = true;
     q.unconfirmed = false;
   }
-  if (e.kind == event_kind::message && e.payload == "0") {
-    wake_one(q);
-  } else {
-    wake_all(q);
-  }
-}
-
-void waiter_queues::wake_one(queue& q) {
-  for (waiter* w = q.head; w != nullptr; w = w->next_) {
-    if (!w->signalled) {
-      w->signalled = true;
-      w->wake();
-      return;
-    }
-  }
-  ++q.permits;
-}
-
-void waiter_queues::wake_all(queue& q) {
-  for (waiter* w = q.head; w != nullptr;) {
-    waiter* next = w->next_;  // wake() may not unlink, but stay safe if it ever does
-    w->signalled = true;
-    w->wake();
-    w = next;
-  }
+  q.waiters.wake(e.kind == event_kind::message ? q.wakes(e.payload) : wake_all);
 }
 
 }  // namespace relock::pubsub

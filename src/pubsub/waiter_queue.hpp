@@ -1,13 +1,12 @@
 // Process-wide queues of waiting acquires, one per channel, sharing one subscription
-// (data-layout §8). Message "0" wakes the first waiter not already woken; any other message, or a
-// resubscription after a reconnect (messages may have been lost), wakes them all. A message
-// that finds nobody to wake is kept as a permit for the next waiter about to sleep.
+// (data-layout §8). A message wakes as many waiters as the kind reads from its payload
+// (waiter_list.hpp: "0" one, "1" all); a resubscription after a reconnect (messages may have been
+// lost) wakes them all.
 //
 // I/O thread only.
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -17,22 +16,9 @@
 #include <relock/detail/unique_function.hpp>
 
 #include "pubsub/subscriber.hpp"
+#include "pubsub/waiter_list.hpp"
 
 namespace relock::pubsub {
-
-class waiter_queues;
-
-// One waiting acquire. Its queue links it in; the waiter itself stays where its owner put it.
-struct waiter {
-  std::function<void()> wake;  // called on the I/O thread when a message is meant for it
-  bool signalled = false;      // woken, and has not yet tried again
-
- private:
-  friend class waiter_queues;
-  waiter* prev_ = nullptr;
-  waiter* next_ = nullptr;
-  std::string channel_;
-};
 
 class waiter_queues {
  public:
@@ -40,10 +26,11 @@ class waiter_queues {
 
   explicit waiter_queues(subscriber& s) : subscriber_(s) {}
 
-  // Queues `w` on `channel`. `ready` runs (posted) once the channel's subscription is confirmed,
-  // or with the error that kept it from being confirmed. An unconfirmed subscription is kept:
-  // when the subscriber gets it back after a reconnect, every waiter is woken to try again.
-  void join(const std::string& channel, waiter& w, ready_callback ready);
+  // Queues `w` on `channel`, whose messages `wakes` reads. `ready` runs (posted) once the
+  // channel's subscription is confirmed, or with the error that kept it from being confirmed. An
+  // unconfirmed subscription is kept: when the subscriber gets it back after a reconnect, every
+  // waiter is woken to try again.
+  void join(const std::string& channel, wake_count wakes, waiter& w, ready_callback ready);
 
   // Unlinks `w`. A waiter that was woken and leaves without having used the wake (it gave up,
   // or it was cancelled) passes the wake on, so a release is never swallowed.
@@ -57,10 +44,9 @@ class waiter_queues {
  private:
   struct queue {
     std::string channel;
+    wake_count wakes = nullptr;
     listener_ptr listener;
-    waiter* head = nullptr;
-    waiter* tail = nullptr;
-    std::size_t permits = 0;
+    waiter_list waiters;
     bool confirmed = false;
     // The subscription was not confirmed in time (Redis away): joiners go on without messages
     // until the subscriber gets the channel back and says so (resubscribed).
@@ -70,8 +56,6 @@ class waiter_queues {
 
   void subscribe(const std::shared_ptr<queue>& q);
   void on_event(queue& q, const event& e);
-  void wake_one(queue& q);
-  void wake_all(queue& q);
 
   subscriber& subscriber_;
   std::unordered_map<std::string, std::shared_ptr<queue>> queues_;

@@ -1,7 +1,8 @@
 // The watchdog: one timer and one table of the holds this client keeps alive.
 //
 // Every lease/3 it renews all watchdog-held locks, grouped by slot into script calls of up to
-// `batch` keys, all sent at once (pipelined). A renewal that finds the hold gone marks it lost:
+// `batch` holds, all sent at once (pipelined); the table (hold_table.hpp) plans the calls and
+// judges their replies. A renewal that finds the hold gone marks it lost:
 // it leaves the table, its on_lost and the client's on_lock_lost hear of it, and its owner's
 // next release reports errc::lock_lost. So does a hold whose renewals have all failed (server
 // unreachable) for longer than the lease: by then its key has expired on the server.
@@ -18,10 +19,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <map>
-#include <set>
 #include <string>
-#include <utility>
 
 #include <asio/steady_timer.hpp>
 #include <relock/config.hpp>
@@ -29,6 +27,7 @@
 
 #include "exec/executor.hpp"
 #include "pubsub/subscriber.hpp"
+#include "renewal/hold_table.hpp"
 
 namespace relock::renewal {
 
@@ -44,59 +43,39 @@ struct watchdog_options {
 
 class watchdog {
  public:
+  using release_plan = hold_table::release_plan;
+
   watchdog(exec::executor& executor, pubsub::subscriber& subscriber, watchdog_options options);
 
-  // `renew` is null for a fixed lease. With a `listen_on` channel, every message there (and every
-  // resubscription) checks the hold at once, so a hold taken away is lost within a round trip.
-  void held(const std::string& key, const std::string& field, std::chrono::milliseconds lease,
-            const exec::script* renew, std::function<void(std::error_code)> on_lost,
-            const std::string& listen_on = {}, std::string renew_arg = {});
+  // `renew` is null for a fixed lease; it is told `owner` for the hold. With a `listen_on`
+  // channel, every message there (and every resubscription) checks the hold at once, so a hold
+  // taken away is lost within a round trip.
+  void held(const std::string& key, const std::string& field, std::string owner,
+            std::chrono::milliseconds lease, const renewer* renew,
+            std::function<void(std::error_code)> on_lost, const std::string& listen_on = {});
 
-  struct release_plan {
-    bool known = false;  // we recorded this hold
-    bool lost = false;   // the watchdog found it gone: do not release, report lock_lost
-    std::chrono::milliseconds lease{0};
-  };
   // Call before sending a release: counts one hold down, and forgets the hold at zero.
-  release_plan releasing(const std::string& key, const std::string& field);
+  release_plan releasing(const std::string& key, const std::string& field) {
+    return table_.releasing(key, field, options_.lease);
+  }
   // The server says the hold is entirely gone (fully released or force-released).
-  void forget(const std::string& key, const std::string& field);
+  void forget(const std::string& key, const std::string& field) { table_.forget(key, field); }
 
   bool held_by(const std::string& key, const std::string& field) const {
-    return holds_.contains(hold_key{key, field});
+    return table_.find(key, field) != nullptr;
   }
-  std::size_t holds() const { return holds_.size(); }
+  std::size_t holds() const { return table_.size(); }
   std::size_t renewals_sent() const { return renewals_sent_; }
   void stop();
 
  private:
-  using hold_key = std::pair<std::string, std::string>;  // lock key, owner field
-  struct hold {
-    std::chrono::milliseconds lease;
-    const exec::script* renew;
-    std::int64_t count = 0;
-    std::function<void(std::error_code)> on_lost;
-    std::uint64_t generation = 0;
-    // When a renewal (or the acquire) that reached the server was sent: the key lives at
-    // least until confirmed_at + lease.
-    std::chrono::steady_clock::time_point confirmed_at;
-    pubsub::listener_ptr listener;  // listen_for_loss: the hold's channel
-    std::string renew_arg;          // what the renew script gets for this hold (see lock_kind)
-  };
-  struct renewal_target {
-    hold_key id;
-    std::uint64_t generation;
-    std::string renew_arg;
-  };
   using time_point = std::chrono::steady_clock::time_point;
 
   void arm(bool after_tick);
   void tick();
-  void renew(const exec::script& script, std::vector<renewal_target> batch);
-  void expire_unconfirmed(time_point now);
-  void lost(const hold_key& id, errc why);
-  void check_still_held(const hold_key& id, std::uint64_t generation);
-  void drop(std::map<hold_key, hold>::iterator it);
+  void send(hold_table::call call);
+  void check_still_held(const hold_table::hold_key& id, std::uint64_t generation);
+  void report(const hold_table::lost_hold& lost);
   void log(log_level level, const std::string& text) const;
 
   exec::executor& executor_;
@@ -104,11 +83,9 @@ class watchdog {
   watchdog_options options_;
   asio::steady_timer timer_;
   bool armed_ = false;
-  std::chrono::steady_clock::time_point next_tick_{};
-  std::uint64_t next_generation_ = 1;
+  time_point next_tick_{};
   std::size_t renewals_sent_ = 0;
-  std::map<hold_key, hold> holds_;
-  std::set<hold_key> lost_;
+  hold_table table_;
 };
 
 }  // namespace relock::renewal

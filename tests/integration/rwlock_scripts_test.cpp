@@ -458,7 +458,7 @@ TEST(rwlock_scripts, renew_touches_only_its_owners_timeout_keys) {
   ASSERT_TRUE(acquired(doc.read(A, 2'000)));
   ASSERT_TRUE(acquired(doc.read(B, 2'000)));
 
-  auto r = doc.renew(A, 30'000);
+  auto r = doc.renew_read(A, 2, 30'000);
   ASSERT_FALSE(r.ec) << r.value.str;
   ASSERT_EQ(r.value.elements.size(), 1u);
   EXPECT_EQ(r.value.elements[0].integer, 1);
@@ -467,10 +467,10 @@ TEST(rwlock_scripts, renew_touches_only_its_owners_timeout_keys) {
   EXPECT_GT(pttl(e.raw, "doc"), 25'000);
   EXPECT_LE(pttl(e.raw, doc.timeout_key(B, 1)), 2'000);  // B's lease is B's business
 
-  EXPECT_EQ(doc.renew(C, 30'000).value.elements.at(0).integer, 0);  // holds nothing here
+  EXPECT_EQ(doc.renew_read(C, 1, 30'000).value.elements.at(0).integer, 0);  // holds nothing
   // B's hold runs out while A is renewed; B's field stays on paper, its key is gone.
   ASSERT_TRUE(wait_until([&] { return !exists(e.raw, doc.timeout_key(B, 1)); }, 4s));
-  EXPECT_EQ(doc.renew(A, 30'000).value.elements.at(0).integer, 1);
+  EXPECT_EQ(doc.renew_read(A, 2, 30'000).value.elements.at(0).integer, 1);
   EXPECT_FALSE(exists(e.raw, doc.timeout_key(B, 1)));
 }
 
@@ -479,27 +479,31 @@ TEST(rwlock_scripts, renew_in_read_mode_never_shortens_the_hash) {
   rw doc(e.ex, "doc");
   ASSERT_TRUE(acquired(doc.read(B, 60'000)));
   ASSERT_TRUE(acquired(doc.read(A, 1'000)));
-  EXPECT_EQ(doc.renew(A, 5'000).value.elements.at(0).integer, 1);
+  EXPECT_EQ(doc.renew_read(A, 1, 5'000).value.elements.at(0).integer, 1);
   EXPECT_GT(pttl(e.raw, "doc"), 55'000);  // B's lease still counts
   EXPECT_GT(pttl(e.raw, doc.timeout_key(A, 1)), 4'000);
   EXPECT_GT(pttl(e.raw, doc.timeout_key(B, 1)), 55'000);
 }
 
-TEST(rwlock_scripts, renew_of_a_writer_renews_its_hash_and_its_own_reads) {
+TEST(rwlock_scripts, renew_of_a_writer_sets_its_hash_and_each_side_renews_its_own_keys) {
   env e;
   rw doc(e.ex, "doc");
   ASSERT_TRUE(acquired(doc.write(A, 2'000)));
   ASSERT_TRUE(acquired(doc.write(A, 2'000)));  // additive: about 4 s
   ASSERT_TRUE(acquired(doc.read(A, 1'000)));
-  EXPECT_EQ(doc.renew(A, 10'000).value.elements.at(0).integer, 1);
+  EXPECT_EQ(doc.renew_write(A, 10'000).value.elements.at(0).integer, 1);
   auto h = pttl(e.raw, "doc");
   EXPECT_GT(h, 8'000);
   EXPECT_LE(h, 10'000);
+  // The write hold's renewal leaves the read hold's timeout key to the read hold's renewal.
+  EXPECT_LE(pttl(e.raw, doc.timeout_key(A, 1)), 1'000);
+  EXPECT_EQ(doc.renew_read(A, 1, 10'000).value.elements.at(0).integer, 1);
   EXPECT_GT(pttl(e.raw, doc.timeout_key(A, 1)), 8'000);
   // In write mode the lease is set, not only lengthened: a renewal brings it back to the lease.
-  EXPECT_EQ(doc.renew(A, 3'000).value.elements.at(0).integer, 1);
+  EXPECT_EQ(doc.renew_write(A, 3'000).value.elements.at(0).integer, 1);
   EXPECT_LE(pttl(e.raw, "doc"), 3'000);
-  EXPECT_EQ(doc.renew(B, 10'000).value.elements.at(0).integer, 0);
+  EXPECT_EQ(doc.renew_write(B, 10'000).value.elements.at(0).integer, 0);
+  EXPECT_EQ(doc.renew_read(B, 1, 10'000).value.elements.at(0).integer, 0);
 }
 
 TEST(rwlock_scripts, renew_batches_keys_and_reports_each) {
@@ -514,10 +518,17 @@ TEST(rwlock_scripts, renew_batches_keys_and_reports_each) {
   e.raw.command({"SET", "{batch}str", "v"});
   e.raw.command({"HSET", "{batch}plain", A, "1"});
 
-  auto r =
-      eval(e.ex, relock::detail::rwlock_read_kind.renew,
-           {"{batch}one", "{batch}two", "app:{batch}", "{batch}gone", "{batch}str", "{batch}plain"},
-           {"20000", A, B, A, A, A, A});
+  // Built the way the watchdog builds a batch: each hold appends its keys and arguments.
+  const auto& read = relock::detail::rwlock_read_kind.renew;
+  const auto& write = relock::detail::rwlock_write_kind.renew;
+  std::vector<std::string> keys, args{"20000"};
+  read.append("{batch}one", A, 1, keys, args);
+  write.append("{batch}two", B, 1, keys, args);
+  read.append("app:{batch}", A, 1, keys, args);
+  read.append("{batch}gone", A, 1, keys, args);
+  read.append("{batch}str", A, 1, keys, args);
+  read.append("{batch}plain", A, 1, keys, args);
+  auto r = eval(e.ex, read.script, keys, args);
   ASSERT_FALSE(r.ec) << r.value.str;
   ASSERT_EQ(r.value.elements.size(), 6u);
   std::vector<std::int64_t> got;
@@ -611,7 +622,7 @@ TEST(rwlock_scripts, wrong_types_are_refused_and_left_unchanged) {
       EXPECT_EQ(r.ec, errc::wrong_type) << name << ": " << relock::resp::to_string(r.value);
       EXPECT_EQ(r.value.error_code(), "WRONGTYPE") << name;
     }
-    auto renewed = x.renew(A, 10'000);
+    auto renewed = x.renew_read(A, 1, 10'000);
     ASSERT_FALSE(renewed.ec) << renewed.value.str;
     EXPECT_EQ(renewed.value.elements.at(0).integer, 0);
     expect_unchanged(before, snapshot(e.raw));  // no latch, no timeout key, no TTL, no field

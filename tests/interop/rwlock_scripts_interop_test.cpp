@@ -295,7 +295,7 @@ TEST_P(rwlock_scripts_interop, the_script_renewal_leaves_redissons_data_intact) 
   ASSERT_TRUE(acquired(doc.read(S1, 1'000)));
   auto java_key = pttl(doc.timeout_key(fb, 1));
 
-  auto r = doc.renew(S1, 5'000);
+  auto r = doc.renew_read(S1, 2, 5'000);
   ASSERT_FALSE(r.ec) << r.value.str;
   EXPECT_EQ(r.value.elements.at(0).integer, 1);
   EXPECT_GT(pttl(doc.timeout_key(S1, 1)), 4'000);
@@ -317,7 +317,8 @@ TEST_P(rwlock_scripts_interop, the_script_renewal_leaves_redissons_data_intact) 
   ASSERT_EQ(j.call_ok("a", "lock write:w 30000"), true);
   auto dump = raw_.command({"DUMP", "w"}).str;
   auto ttl = pttl("w");
-  EXPECT_EQ(w.renew(S1, 60'000).value.elements.at(0).integer, 0);
+  EXPECT_EQ(w.renew_write(S1, 60'000).value.elements.at(0).integer, 0);
+  EXPECT_EQ(w.renew_read(S1, 1, 60'000).value.elements.at(0).integer, 0);
   EXPECT_EQ(raw_.command({"DUMP", "w"}).str, dump);
   EXPECT_LE(pttl("w"), ttl);
   ASSERT_EQ(j.call_ok("a", "unlock write:w"), true);

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "objects/ids.hpp"
 #include "objects/lock_kind.hpp"
@@ -37,10 +38,13 @@ class rwlock_calls {
     auto call = k.force_release_call(name_, channel(), "PUBLISH");
     return eval(ex_, k.force_release, std::move(call.keys), std::move(call.args));
   }
-  // Renews `owner`'s holds on this name only, as one watchdog batch of one.
-  result renew(const std::string& owner, std::int64_t lease) {
-    const auto& k = detail::rwlock_read_kind;
-    return eval(ex_, k.renew, {name_}, {std::to_string(lease), k.renew_arg(owner)});
+  // Renews `owner`'s read hold (with `holds` timeout keys) or write hold on this name, as a
+  // watchdog batch of one.
+  result renew_read(const std::string& owner, std::int64_t holds, std::int64_t lease) {
+    return renew(detail::rwlock_read_kind, owner, holds, lease);
+  }
+  result renew_write(const std::string& owner, std::int64_t lease) {
+    return renew(detail::rwlock_write_kind, owner, 1, lease);
   }
 
   std::string timeout_key(const std::string& owner, int n) const {
@@ -65,6 +69,13 @@ class rwlock_calls {
     auto call = k.release_call(detail::release_context{
         name_, owner, ch, latch_key, "PUBLISH", std::chrono::milliseconds(lease), latch_ttl});
     return eval(ex_, k.release, std::move(call.keys), std::move(call.args));
+  }
+
+  result renew(const detail::lock_kind& k, const std::string& owner, std::int64_t holds,
+               std::int64_t lease) {
+    std::vector<std::string> keys, args{std::to_string(lease)};
+    k.renew.append(name_, owner, holds, keys, args);
+    return eval(ex_, k.renew.script, std::move(keys), std::move(args));
   }
 
   exec::executor& ex_;

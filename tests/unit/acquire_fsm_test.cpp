@@ -2,6 +2,8 @@
 // a server.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include <relock/errors.hpp>
 
 #include "objects/acquire_fsm.hpp"
@@ -184,4 +186,63 @@ TEST(acquire_fsm, shutdown_takes_back_what_a_try_in_flight_may_have_taken) {
   a = refused.refused(5s, t0);
   EXPECT_EQ(a.ec, errc::cancelled);
   EXPECT_FALSE(a.take_back || a.give_back);
+}
+
+TEST(acquire_fsm, a_kind_that_waits_by_backoff_never_subscribes_and_backs_off_to_its_cap) {
+  acquire_fsm fsm(true, t0 + 10s, acquire_fsm::backoff{10ms, 40ms});
+  EXPECT_EQ(fsm.start().what, step::send_try);
+  auto now = t0;
+  std::vector<std::chrono::milliseconds> sleeps;
+  for (int i = 0; i < 5; ++i) {
+    auto a = fsm.refused(5s, now);
+    ASSERT_EQ(a.what, step::sleep) << "refusal " << i;
+    sleeps.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(*a.until - now));
+    now = *a.until;
+    EXPECT_EQ(fsm.timer(now).what, step::send_try);
+  }
+  EXPECT_EQ(sleeps, (std::vector<std::chrono::milliseconds>{10ms, 20ms, 40ms, 40ms, 40ms}));
+  // Never past the holder's TTL (a TTL of 0: at once), nor past the deadline.
+  auto a = fsm.refused(15ms, now);
+  EXPECT_EQ(*a.until - now, 15ms);
+  EXPECT_EQ(fsm.timer(*a.until).what, step::send_try);
+  EXPECT_EQ(fsm.refused(0ms, now).what, step::send_try);
+  a = fsm.refused(5s, t0 + 10s - 5ms);
+  EXPECT_EQ(*a.until, t0 + 10s);
+  a = fsm.timer(t0 + 10s);
+  EXPECT_EQ(a.what, step::finish);
+  EXPECT_EQ(a.why, ending::not_acquired);
+}
+
+TEST(acquire_fsm, a_wait_that_ends_without_the_hold_after_a_try_gives_up) {
+  // Timed out in the queue: the kind's give-up cleans its place.
+  auto fsm = queued_waiter(t0 + 1s);
+  auto a = fsm.refused(5s, t0);
+  a = fsm.timer(t0 + 1s);
+  EXPECT_EQ(a.why, ending::not_acquired);
+  EXPECT_TRUE(a.give_up);
+
+  // Cancelled while sleeping, refused by a single try, failed by the server: all give up.
+  auto cancelled = queued_waiter(std::nullopt);
+  cancelled.refused(5s, t0);
+  EXPECT_TRUE(cancelled.cancel().give_up);
+  acquire_fsm once(false, std::nullopt);
+  once.start();
+  EXPECT_TRUE(once.refused(5s, t0).give_up);
+  acquire_fsm failing(true, std::nullopt);
+  failing.start();
+  EXPECT_TRUE(failing.failed(errc::server_error, false, t0).give_up);
+
+  // Acquired, or cancelled before anything was sent, or acquired at shutdown and given back:
+  // nothing to give up.
+  acquire_fsm taken(true, std::nullopt);
+  taken.start();
+  EXPECT_FALSE(taken.acquired().give_up);
+  acquire_fsm early(true, std::nullopt);
+  EXPECT_FALSE(early.cancel().give_up);
+  acquire_fsm late(true, std::nullopt);
+  late.start();
+  EXPECT_EQ(late.shutdown().what, step::none);
+  a = late.acquired();
+  EXPECT_TRUE(a.give_back);
+  EXPECT_FALSE(a.give_up);
 }

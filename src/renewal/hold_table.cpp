@@ -1,0 +1,126 @@
+#include "renewal/hold_table.hpp"
+
+#include "topology/slot.hpp"
+
+namespace relock::renewal {
+
+hold_table::hold& hold_table::held(const std::string& key, const std::string& field,
+                                   std::string owner, std::chrono::milliseconds lease,
+                                   const renewer* renew,
+                                   std::function<void(std::error_code)> on_lost, time_point now) {
+  hold_key id{key, field};
+  lost_.erase(id);
+  hold& h = holds_[id];
+  if (h.count == 0) h.generation = next_generation_++;
+  // Conservative: the acquire ran on the server before its reply, so before now.
+  h.confirmed_at = now;
+  ++h.count;
+  h.lease = lease;
+  h.renew = renew;
+  h.owner = std::move(owner);
+  if (on_lost) h.on_lost = std::move(on_lost);
+  return h;
+}
+
+hold_table::release_plan hold_table::releasing(const std::string& key, const std::string& field,
+                                               std::chrono::milliseconds unknown_lease) {
+  hold_key id{key, field};
+  release_plan plan;
+  if (lost_.erase(id) != 0) {
+    plan.known = plan.lost = true;
+    return plan;
+  }
+  auto it = holds_.find(id);
+  if (it == holds_.end()) {
+    plan.lease = unknown_lease;
+    return plan;
+  }
+  plan.known = true;
+  plan.lease = it->second.lease;
+  if (--it->second.count <= 0) drop(it);
+  return plan;
+}
+
+void hold_table::forget(const std::string& key, const std::string& field) {
+  if (auto it = holds_.find(hold_key{key, field}); it != holds_.end()) drop(it);
+}
+
+void hold_table::drop(std::map<hold_key, hold>::iterator it) {
+  if (on_drop) on_drop(it->second);
+  holds_.erase(it);
+}
+
+std::vector<hold_table::call> hold_table::renewals(std::chrono::milliseconds lease,
+                                                   std::size_t batch, bool group_by_slot) const {
+  std::map<std::pair<const exec::script*, std::uint16_t>, std::vector<const hold_key*>> groups;
+  for (const auto& [id, h] : holds_) {
+    if (h.renew == nullptr) continue;
+    const std::uint16_t slot = group_by_slot ? topology::slot_of(id.first) : 0;
+    groups[{&h.renew->script, slot}].push_back(&id);
+  }
+  std::vector<call> calls;
+  for (const auto& [group, ids] : groups) {
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      if (i % batch == 0)
+        calls.push_back(call{group.first, {}, {std::to_string(lease.count())}, {}});
+      const hold& h = holds_.at(*ids[i]);
+      h.renew->append(ids[i]->first, h.owner, h.count, calls.back().keys, calls.back().args);
+      calls.back().targets.push_back({*ids[i], h.generation});
+    }
+  }
+  return calls;
+}
+
+std::vector<hold_table::lost_hold> hold_table::renewed(const std::vector<target>& targets,
+                                                       const resp::reply& reply, time_point sent_at,
+                                                       time_point now) {
+  std::vector<lost_hold> lost;
+  for (std::size_t i = 0; i < targets.size() && i < reply.elements.size(); ++i) {
+    auto it = holds_.find(targets[i].id);
+    // Released or taken afresh since the renewal went out: not ours to judge.
+    if (it == holds_.end() || it->second.generation != targets[i].generation) continue;
+    if (reply.elements[i].integer != 0) {
+      it->second.confirmed_at = std::max(it->second.confirmed_at, sent_at);
+    } else {
+      lost.push_back(lose(it, errc::lock_lost, now));
+    }
+  }
+  return lost;
+}
+
+std::vector<hold_table::lost_hold> hold_table::expire_unconfirmed(time_point now) {
+  std::vector<lost_hold> lost;
+  for (auto it = holds_.begin(); it != holds_.end();) {
+    auto next = std::next(it);
+    if (it->second.renew != nullptr && now >= it->second.confirmed_at + it->second.lease) {
+      lost.push_back(lose(it, errc::renewal_failed, now));
+    }
+    it = next;
+  }
+  return lost;
+}
+
+std::optional<hold_table::lost_hold> hold_table::checked(const hold_key& id,
+                                                         std::uint64_t generation, bool exists,
+                                                         time_point now) {
+  auto it = holds_.find(id);
+  if (exists || it == holds_.end() || it->second.generation != generation) return std::nullopt;
+  return lose(it, errc::lock_lost, now);
+}
+
+const hold_table::hold* hold_table::find(const std::string& key, const std::string& field) const {
+  auto it = holds_.find(hold_key{key, field});
+  return it == holds_.end() ? nullptr : &it->second;
+}
+
+hold_table::lost_hold hold_table::lose(std::map<hold_key, hold>::iterator it, errc why,
+                                       time_point now) {
+  lost_hold lost{
+      it->first, why, std::move(it->second.on_lost),
+      std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.confirmed_at)};
+  lost_.insert(it->first);
+  drop(it);
+  return lost;
+}
+
+}  // namespace relock::renewal

@@ -1,0 +1,123 @@
+// The watchdog's table of holds, with no I/O and no clock of its own: the watchdog (watchdog.hpp)
+// brings the time, sends the calls this table plans and feeds their replies back.
+//
+// A hold is one (lock key, owner field) that this client took, counted per re-entry. One that
+// renews carries its renewer: the script and what the hold adds to a batch call of it (its keys,
+// all in the lock key's slot, and its arguments), so a hold that touches several keys (a read
+// hold: the hash and one timeout key per re-entry) names them all, and the calls are built from a
+// snapshot of the table (redisson/redisson#6831 built them from a set that changed under it).
+//
+// A hold leaves the table when it is fully released, forgotten, or lost; a lost one is
+// remembered until its owner's next release, which then reports errc::lock_lost.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <relock/errors.hpp>
+
+#include "exec/script.hpp"
+#include "pubsub/subscriber.hpp"
+#include "resp/reply.hpp"
+
+namespace relock::renewal {
+
+// How one kind renews a hold. `append` adds the hold's keys and arguments to a batch call of
+// `script`, whose reply has one element per hold: non-zero renewed, 0 gone.
+struct renewer {
+  const exec::script& script;
+  void (*append)(std::string_view key, std::string_view owner, std::int64_t holds,
+                 std::vector<std::string>& keys, std::vector<std::string>& args);
+};
+
+class hold_table {
+ public:
+  using time_point = std::chrono::steady_clock::time_point;
+  using hold_key = std::pair<std::string, std::string>;  // lock key, owner field
+
+  struct hold {
+    std::chrono::milliseconds lease{0};
+    const renewer* renew = nullptr;  // null: a fixed lease, never renewed
+    std::string owner;               // what the renewer is told, e.g. without ":write"
+    std::int64_t count = 0;          // re-entries by this client
+    std::function<void(std::error_code)> on_lost;
+    std::uint64_t generation = 0;  // a new one each time the hold is taken afresh
+    // When a renewal (or the acquire) that reached the server was sent: the key lives at least
+    // until confirmed_at + lease.
+    time_point confirmed_at{};
+    pubsub::listener_ptr listener;  // the watchdog's business (listen_for_loss)
+  };
+
+  struct target {
+    hold_key id;
+    std::uint64_t generation;
+  };
+  // One script call: ARGV[1] the lease, then what each target's renewer appended.
+  struct call {
+    const exec::script* script;
+    std::vector<std::string> keys;
+    std::vector<std::string> args;
+    std::vector<target> targets;
+  };
+
+  struct lost_hold {
+    hold_key id;
+    errc why;  // lock_lost: found gone; renewal_failed: no renewal reached Redis for a lease
+    std::function<void(std::error_code)> on_lost;
+    std::chrono::milliseconds since_confirmed;
+  };
+
+  struct release_plan {
+    bool known = false;  // we recorded this hold
+    bool lost = false;   // it was found gone: do not release, report lock_lost
+    std::chrono::milliseconds lease{0};
+  };
+
+  // Runs for every hold that leaves the table, so its owner can let go of what it attached.
+  std::function<void(hold&)> on_drop;
+
+  // One more re-entry (the first takes the hold afresh). The acquire ran before `now`.
+  hold& held(const std::string& key, const std::string& field, std::string owner,
+             std::chrono::milliseconds lease, const renewer* renew,
+             std::function<void(std::error_code)> on_lost, time_point now);
+  // Before a release goes out: one re-entry fewer, the hold forgotten at zero. An unknown hold
+  // plans `unknown_lease` to restore.
+  release_plan releasing(const std::string& key, const std::string& field,
+                         std::chrono::milliseconds unknown_lease);
+  void forget(const std::string& key, const std::string& field);
+
+  // The renewal calls due now, built from the table as it is: grouped by script (and by slot,
+  // when asked: one call may only touch one slot in Cluster), `batch` holds per call at most.
+  std::vector<call> renewals(std::chrono::milliseconds lease, std::size_t batch,
+                             bool group_by_slot) const;
+  // A renewal call's reply (sent at `sent_at`): confirms the holds it renewed, loses those it
+  // found gone. Holds released or taken afresh since it went out are not judged by it.
+  std::vector<lost_hold> renewed(const std::vector<target>& targets, const resp::reply& reply,
+                                 time_point sent_at, time_point now);
+  // Renewing holds whose last confirmation is a whole lease old: their keys have expired.
+  std::vector<lost_hold> expire_unconfirmed(time_point now);
+  // A check of one hold (HEXISTS) answered `exists`.
+  std::optional<lost_hold> checked(const hold_key& id, std::uint64_t generation, bool exists,
+                                   time_point now);
+
+  const hold* find(const std::string& key, const std::string& field) const;
+  std::size_t size() const { return holds_.size(); }
+
+ private:
+  lost_hold lose(std::map<hold_key, hold>::iterator it, errc why, time_point now);
+  void drop(std::map<hold_key, hold>::iterator it);
+
+  std::map<hold_key, hold> holds_;
+  std::set<hold_key> lost_;
+  std::uint64_t next_generation_ = 1;
+};
+
+}  // namespace relock::renewal
