@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
 #include <mutex>
 #include <shared_mutex>
 #include <thread>
@@ -18,6 +19,12 @@ using namespace std::chrono_literals;
 using namespace relock::test;
 using relock::errc;
 using steady = std::chrono::steady_clock;
+
+namespace {
+long long us(steady::duration d) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+}
+}  // namespace
 
 TEST(rwlock, one_owner_shares_reads_reenters_writes_and_may_downgrade_but_not_upgrade) {
   redis_server server;
@@ -113,7 +120,12 @@ TEST(rwlock, a_write_release_wakes_every_waiting_reader_at_once) {
   const auto released = steady::now();
   rw.unlock();
   ASSERT_TRUE(wait_until([&] { return all_at_once.load(); }, 5s));
-  EXPECT_LT(steady::now() - released, 2s) << "woke on the message, not on the lease";
+  // The bound proves the wake came by message (the lease is 30 s); the figure is printed, and
+  // measured properly in bench/ (rw-mixed), because sanitizers on 2 cores make 100 ms flaky.
+  const auto took = steady::now() - released;
+  RecordProperty("all_readers_in_us", std::to_string(us(took)));
+  std::printf("three readers in %lld us after the write release\n", us(took));
+  EXPECT_LT(took, 2s) << "woke on the message, not on the lease";
   for (auto& r : readers) r.join();
   EXPECT_EQ(raw.command({"EXISTS", "board"}).integer, 0);
 }
@@ -143,7 +155,10 @@ TEST(rwlock, a_writer_behind_readers_gets_in_when_the_last_one_leaves) {
   other_may_leave.set_value();
   other.join();
   ASSERT_EQ(writer.wait_for(5s), std::future_status::ready);
-  EXPECT_LT(writer.get() - last_left, 2s) << "woke on the message, not on the lease";
+  const auto took = writer.get() - last_left;
+  RecordProperty("writer_in_us", std::to_string(us(took)));
+  std::printf("the writer in %lld us after the last reader left\n", us(took));
+  EXPECT_LT(took, 2s) << "woke on the message, not on the lease";
 }
 
 TEST(rwlock, the_watchdog_keeps_a_read_hold_and_its_timeout_key_alive) {
