@@ -33,6 +33,7 @@ std::uint16_t crc16_xmodem(std::string_view data) {
 std::string_view hash_tag(std::string_view key) {
   auto open = key.find('{');
   if (open == std::string_view::npos) return key;
+  // Searched from after the '{', as the server does; Redisson searches from the start (slot.hpp).
   auto close = key.find('}', open + 1);
   if (close == std::string_view::npos || close == open + 1) return key;
   return key.substr(open + 1, close - open - 1);
