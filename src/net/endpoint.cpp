@@ -1,8 +1,10 @@
 #include "net/endpoint.hpp"
 
-#include <charconv>
-
 #include <relock/errors.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <utility>
 
 namespace relock::net {
 namespace {
@@ -66,28 +68,92 @@ std::string endpoint::address() const {
   return host + ":" + std::to_string(port);
 }
 
-endpoint parse_url(std::string_view url) {
-  constexpr std::string_view scheme = "redis://";
-  if (url.substr(0, scheme.size()) != scheme) bad_url(url, "it must start with redis://");
-  std::string_view rest = url.substr(scheme.size());
-  endpoint ep;
+namespace {
 
-  // Credentials end at the last '@' (a password may hold '/' or '@'; a database never does),
-  // so the path is looked for only after them.
-  std::string_view credentials;
-  bool has_credentials = false;
+// host[:port] or [v6][:port] into `ep`; the port defaults to 6379.
+void parse_host_port(std::string_view url, std::string_view text, endpoint& ep) {
+  std::string_view port;
+  bool port_given = false;
+  if (!text.empty() && text.front() == '[') {
+    auto close = text.find(']');
+    if (close == std::string_view::npos) bad_url(url, "unclosed [ in IPv6 host");
+    ep.host = std::string(text.substr(1, close - 1));
+    std::string_view after = text.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') bad_url(url, "junk after IPv6 host");
+      port = after.substr(1);
+      port_given = true;
+    }
+  } else if (auto colon = text.rfind(':'); colon != std::string_view::npos) {
+    ep.host = std::string(text.substr(0, colon));
+    port = text.substr(colon + 1);
+    port_given = true;
+  } else {
+    ep.host = std::string(text);
+  }
+  if (ep.host.empty()) bad_url(url, "no host");
+  // "host:" is a typo, not a request for the default port.
+  if (port_given && port.empty()) bad_url(url, "empty port after ':'");
+  ep.port = 6379;
+  if (!port.empty()) {
+    ep.port = parse_number<std::uint16_t>(url, port, "port");
+    if (ep.port == 0) bad_url(url, "port 0");
+  }
+}
+
+// "pubsub=MODE[&...]": the only option so far; an unknown one is a typo worth an error.
+std::optional<pubsub_mode> parse_options(std::string_view url, std::string_view query) {
+  std::optional<pubsub_mode> pubsub;
+  while (true) {
+    const auto amp = query.find('&');
+    const auto option = query.substr(0, amp);
+    const auto eq = option.find('=');
+    const auto name = option.substr(0, eq);
+    if (name != "pubsub") {
+      bad_url(url, "unknown option '" + std::string(name) + "' (known: pubsub)");
+    }
+    if (pubsub) bad_url(url, "pubsub given twice");
+    const auto value = eq == std::string_view::npos ? std::string_view{} : option.substr(eq + 1);
+    if (value == "auto") {
+      pubsub = pubsub_mode::auto_detect;
+    } else if (value == "sharded") {
+      pubsub = pubsub_mode::sharded;
+    } else if (value == "classic") {
+      pubsub = pubsub_mode::classic;
+    } else if (value == "both") {
+      pubsub = pubsub_mode::both;
+    } else {
+      bad_url(url,
+              "pubsub must be auto, sharded, classic or both, not '" + std::string(value) + "'");
+    }
+    if (amp == std::string_view::npos) return pubsub;
+    query = query.substr(amp + 1);
+  }
+}
+
+}  // namespace
+
+target parse_target(std::string_view url) {
+  target t;
+  std::string_view rest;
+  if (url.starts_with("redis://")) {
+    rest = url.substr(8);
+  } else if (url.starts_with("redis-cluster://")) {
+    rest = url.substr(16);
+    t.deployment = target::mode::cluster;
+  } else if (url.starts_with("rediss://") || url.starts_with("rediss-cluster://")) {
+    bad_url(url, "TLS is not supported");
+  } else {
+    bad_url(url, "it must start with redis:// or redis-cluster://");
+  }
+  const bool cluster = t.deployment == target::mode::cluster;
+
+  // Credentials end at the last '@' (a password may hold '/', '?' or '@'; the rest never does),
+  // so the path and the options are looked for only after them.
+  endpoint ep;
   if (auto at = rest.rfind('@'); at != std::string_view::npos) {
-    credentials = rest.substr(0, at);
-    has_credentials = true;
+    std::string_view credentials = rest.substr(0, at);
     rest = rest.substr(at + 1);
-  }
-  if (auto slash = rest.find('/'); slash != std::string_view::npos) {
-    std::string_view db = rest.substr(slash + 1);
-    if (!db.empty()) ep.db = parse_number<int>(url, db, "database");
-    if (ep.db < 0) bad_url(url, "negative database");
-    rest = rest.substr(0, slash);
-  }
-  if (has_credentials) {
     if (auto colon = credentials.find(':'); colon != std::string_view::npos) {
       ep.user = percent_decode(url, credentials.substr(0, colon));
       ep.password = percent_decode(url, credentials.substr(colon + 1));
@@ -96,33 +162,46 @@ endpoint parse_url(std::string_view url) {
       ep.password = percent_decode(url, credentials);
     }
   }
-  std::string_view port;
-  bool port_given = false;
-  if (!rest.empty() && rest.front() == '[') {
-    auto close = rest.find(']');
-    if (close == std::string_view::npos) bad_url(url, "unclosed [ in IPv6 host");
-    ep.host = std::string(rest.substr(1, close - 1));
-    std::string_view after = rest.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') bad_url(url, "junk after IPv6 host");
-      port = after.substr(1);
-      port_given = true;
+  if (auto question = rest.find('?'); question != std::string_view::npos) {
+    t.pubsub = parse_options(url, rest.substr(question + 1));
+    rest = rest.substr(0, question);
+  }
+  if (auto slash = rest.find('/'); slash != std::string_view::npos) {
+    if (cluster) bad_url(url, "a cluster URL takes no /db: Redis Cluster has only database 0");
+    std::string_view db = rest.substr(slash + 1);
+    if (!db.empty()) ep.db = parse_number<int>(url, db, "database");
+    if (ep.db < 0) bad_url(url, "negative database");
+    rest = rest.substr(0, slash);
+  }
+
+  if (!cluster) {
+    if (rest.find(',') != std::string_view::npos) {
+      bad_url(url, "several hosts: a cluster URL starts with redis-cluster://");
     }
-  } else if (auto colon = rest.rfind(':'); colon != std::string_view::npos) {
-    ep.host = std::string(rest.substr(0, colon));
-    port = rest.substr(colon + 1);
-    port_given = true;
-  } else {
-    ep.host = std::string(rest);
+    parse_host_port(url, rest, ep);
+    t.nodes.push_back(std::move(ep));
+    return t;
   }
-  if (ep.host.empty()) bad_url(url, "no host");
-  // "host:" is a typo, not a request for the default port.
-  if (port_given && port.empty()) bad_url(url, "empty port after ':'");
-  if (!port.empty()) {
-    ep.port = parse_number<std::uint16_t>(url, port, "port");
-    if (ep.port == 0) bad_url(url, "port 0");
+  while (true) {
+    const auto comma = rest.find(',');
+    const auto item = rest.substr(0, comma);
+    if (item.empty()) bad_url(url, "empty host in the node list");
+    parse_host_port(url, item, ep);
+    const bool seen = std::any_of(t.nodes.begin(), t.nodes.end(), [&](const endpoint& n) {
+      return n.host == ep.host && n.port == ep.port;
+    });
+    if (!seen) t.nodes.push_back(ep);
+    if (comma == std::string_view::npos) return t;
+    rest = rest.substr(comma + 1);
   }
-  return ep;
+}
+
+endpoint parse_url(std::string_view url) {
+  auto t = parse_target(url);
+  if (t.deployment == target::mode::cluster) {
+    bad_url(url, "a redis-cluster:// URL where one server is expected");
+  }
+  return std::move(t.nodes.front());
 }
 
 }  // namespace relock::net

@@ -1,9 +1,11 @@
-// Where to connect and how to introduce ourselves, parsed from a redis:// URL.
+// Where to connect and how to introduce ourselves, parsed from a redis:// or redis-cluster:// URL.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace relock::net {
 
@@ -17,11 +19,34 @@ struct endpoint {
   std::string address() const;  // host:port, [v6]:port
 };
 
+// The URL's ?pubsub= option (issue #16). relock::publish_mode has no `both` yet; until it does,
+// the URL's choice travels as this.
+enum class pubsub_mode { auto_detect, sharded, classic, both };
+
+// What a URL points at: one server, or the seed nodes of a Redis Cluster.
+struct target {
+  enum class mode { single, cluster };
+  mode deployment = mode::single;
+  // single: the one server. cluster: the seeds as given, duplicates dropped, at least one; each
+  // carries the URL's credentials and db 0 (a cluster has no other database).
+  std::vector<endpoint> nodes;
+  std::optional<pubsub_mode> pubsub;  // from ?pubsub=auto|sharded|classic|both, when given
+};
+
 // The URL with its password replaced by ***, for every message that shows a URL.
 std::string redacted_url(std::string_view url);
 
-// Parses redis://[user[:password]@]host[:port][/db]; percent-escapes in user and password are
-// decoded. Throws relock::error(errc::invalid_argument) naming what is wrong.
+// Parses either form:
+//   redis://[user[:password]@]host[:port][/db][?pubsub=MODE]
+//   redis-cluster://[user[:password]@]host[:port][,host[:port]...][?pubsub=MODE]
+// Ports default to 6379; IPv6 hosts go in brackets ([::1]:7000); percent-escapes in user and
+// password are decoded; a cluster URL takes no /db. rediss:// and rediss-cluster:// are refused
+// (TLS is not supported). Throws relock::error(errc::invalid_argument) naming what is wrong,
+// with the URL redacted.
+target parse_target(std::string_view url);
+
+// One server's endpoint: parse_target for a redis:// URL, whose ?pubsub= it checks but drops
+// (call parse_target to keep it). A cluster URL is an error here.
 endpoint parse_url(std::string_view url);
 
 }  // namespace relock::net

@@ -84,3 +84,143 @@ TEST(parse_url, a_password_may_hold_a_slash_or_an_at) {
   EXPECT_EQ(ep.port, 6380);
   EXPECT_EQ(ep.db, 2);
 }
+
+namespace {
+
+using relock::net::parse_target;
+using relock::net::pubsub_mode;
+using relock::net::target;
+
+// The reason a URL is refused, checked to be an invalid_argument that shows the URL redacted.
+std::string refusal(const std::string& url) {
+  try {
+    parse_target(url);
+  } catch (const relock::error& e) {
+    EXPECT_EQ(e.code(), relock::errc::invalid_argument) << url;
+    const std::string what = e.what();
+    EXPECT_NE(what.find(relock::net::redacted_url(url)), std::string::npos) << what;
+    return what;
+  }
+  ADD_FAILURE() << url << " was accepted";
+  return {};
+}
+
+}  // namespace
+
+TEST(parse_target, a_single_server) {
+  auto t = parse_target("redis://app:pw@example.org:6380/2");
+  EXPECT_EQ(t.deployment, target::mode::single);
+  ASSERT_EQ(t.nodes.size(), 1u);
+  EXPECT_EQ(t.nodes[0].host, "example.org");
+  EXPECT_EQ(t.nodes[0].port, 6380);
+  EXPECT_EQ(t.nodes[0].db, 2);
+  EXPECT_EQ(t.nodes[0].user, "app");
+  EXPECT_EQ(t.nodes[0].password, "pw");
+  EXPECT_EQ(t.pubsub, std::nullopt);
+}
+
+TEST(parse_target, pubsub_option) {
+  EXPECT_EQ(parse_target("redis://h?pubsub=auto").pubsub, pubsub_mode::auto_detect);
+  EXPECT_EQ(parse_target("redis://h?pubsub=sharded").pubsub, pubsub_mode::sharded);
+  EXPECT_EQ(parse_target("redis://h:1/3?pubsub=classic").pubsub, pubsub_mode::classic);
+  EXPECT_EQ(parse_target("redis-cluster://h?pubsub=both").pubsub, pubsub_mode::both);
+  auto t = parse_target("redis://:pa?ss@h:7/1?pubsub=both");  // a '?' in the password is its own
+  EXPECT_EQ(t.nodes[0].password, "pa?ss");
+  EXPECT_EQ(t.nodes[0].port, 7);
+  EXPECT_EQ(t.nodes[0].db, 1);
+  EXPECT_EQ(t.pubsub, pubsub_mode::both);
+  // parse_url reads the same URL and leaves the option to parse_target's callers.
+  EXPECT_EQ(parse_url("redis://h:7/1?pubsub=classic").db, 1);
+}
+
+TEST(parse_target, cluster_seeds) {
+  auto t = parse_target("redis-cluster://app:s%40c@h1:7000,h2,[::1]:7002,10.0.0.4:7003");
+  EXPECT_EQ(t.deployment, target::mode::cluster);
+  ASSERT_EQ(t.nodes.size(), 4u);
+  EXPECT_EQ(t.nodes[0].address(), "h1:7000");
+  EXPECT_EQ(t.nodes[1].address(), "h2:6379");
+  EXPECT_EQ(t.nodes[2].address(), "[::1]:7002");
+  EXPECT_EQ(t.nodes[3].address(), "10.0.0.4:7003");
+  for (const auto& n : t.nodes) {
+    EXPECT_EQ(n.user, "app");
+    EXPECT_EQ(n.password, "s@c");
+    EXPECT_EQ(n.db, 0);
+  }
+  EXPECT_EQ(t.pubsub, std::nullopt);
+
+  auto one = parse_target("redis-cluster://127.0.0.1:7101?pubsub=sharded");
+  ASSERT_EQ(one.nodes.size(), 1u);
+  EXPECT_EQ(one.nodes[0].address(), "127.0.0.1:7101");
+  EXPECT_EQ(one.pubsub, pubsub_mode::sharded);
+
+  auto repeated = parse_target("redis-cluster://h:1,h:2,h:1,h");
+  ASSERT_EQ(repeated.nodes.size(), 3u);
+  EXPECT_EQ(repeated.nodes[2].address(), "h:6379");
+}
+
+TEST(parse_target, refuses_bad_urls_with_a_reason) {
+  struct row {
+    const char* url;
+    const char* says;
+  };
+  const row rows[] = {
+      {"http://h", "redis:// or redis-cluster://"},
+      {"redis-cluster://", "empty host"},
+      {"redis-cluster://h1,", "empty host"},
+      {"redis-cluster://,h1", "empty host"},
+      {"redis-cluster://h1,,h2", "empty host"},
+      {"redis-cluster://h1:0,h2", "port 0"},
+      {"redis-cluster://h1,h2:x", "port 'x'"},
+      {"redis-cluster://h1,h2:", "empty port"},
+      {"redis-cluster://h1,[::1", "unclosed ["},
+      {"redis-cluster://h1:7000/0", "no /db"},
+      {"redis-cluster://h1,h2/", "no /db"},
+      {"redis://h1,h2", "redis-cluster://"},
+      {"redis://h?pubsub=fast", "auto, sharded, classic or both, not 'fast'"},
+      {"redis://h?pubsub", "not ''"},
+      {"redis://h?pubsub=", "not ''"},
+      {"redis://h?", "unknown option ''"},
+      {"redis://h?mode=classic", "unknown option 'mode'"},
+      {"redis://h?pubsub=classic&", "unknown option ''"},
+      {"redis://h?pubsub=classic&pubsub=sharded", "twice"},
+      {"redis-cluster://h?PUBSUB=classic", "unknown option"},
+      {"rediss://h", "TLS is not supported"},
+      {"rediss-cluster://h1,h2", "TLS is not supported"},
+  };
+  for (const auto& r : rows) {
+    EXPECT_NE(refusal(r.url).find(r.says), std::string::npos) << r.url << " -> " << refusal(r.url);
+  }
+}
+
+TEST(parse_url, a_cluster_url_is_not_one_server) {
+  try {
+    parse_url("redis-cluster://h1,h2");
+    ADD_FAILURE() << "accepted";
+  } catch (const relock::error& e) {
+    EXPECT_EQ(e.code(), relock::errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("one server"), std::string::npos) << e.what();
+  }
+}
+
+TEST(parse_target, never_shows_a_password_in_its_errors) {
+  for (const char* bad :
+       {"redis-cluster://:s3cret@h1,h2:abc", "redis-cluster://app:s3cret@h1/0",
+        "redis-cluster://app:s3cret@h1,,h2", "rediss-cluster://app:s3cret@h1", "rediss://s3cret@h",
+        "redis://:s3cret@h?pubsub=x", "redis://app:s3cret@h1,h2",
+        "redis-cluster://app:pa?s3cret@h1?pubsub=x", "redis-cluster://:pa,s3cret@h1,"}) {
+    const std::string what = refusal(bad);
+    EXPECT_EQ(what.find("s3cret"), std::string::npos) << what;
+    EXPECT_NE(what.find("***"), std::string::npos) << what;
+  }
+}
+
+TEST(redacted_url, hides_the_password_of_a_cluster_url) {
+  using relock::net::redacted_url;
+  EXPECT_EQ(redacted_url("redis-cluster://app:pw@h1:1,h2:2?pubsub=both"),
+            "redis-cluster://app:***@h1:1,h2:2?pubsub=both");
+  EXPECT_EQ(redacted_url("redis-cluster://pw@h1,[::1]:2"), "redis-cluster://***@h1,[::1]:2");
+  EXPECT_EQ(redacted_url("redis-cluster://:p,w@h1,h2"), "redis-cluster://:***@h1,h2");
+  EXPECT_EQ(redacted_url("redis-cluster://h1:1,[::1]:2"), "redis-cluster://h1:1,[::1]:2");
+  EXPECT_EQ(redacted_url("rediss://app:pw@h"), "rediss://app:***@h");
+  EXPECT_EQ(redacted_url("redis://:p?w@h?pubsub=classic"), "redis://:***@h?pubsub=classic");
+}
