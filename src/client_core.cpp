@@ -7,6 +7,7 @@
 #include <relock/errors.hpp>
 #include <relock/lock.hpp>  // declares io_of as exported
 
+#include "exec/cluster_discovery.hpp"
 #include "net/endpoint.hpp"
 #include "net/io_loop.hpp"
 #include "objects/ids.hpp"
@@ -42,33 +43,81 @@ constexpr std::size_t keys_per_del = 128;
 client_core::client_core(config settings)
     : settings_(std::move(settings)), id_(objects::random_uuid()), work_(io_.get_executor()) {
   check_settings(settings_);
+  const net::target target = net::parse_target(settings_.url);
+  const bool cluster = target.deployment == net::target::mode::cluster;
   net::connection_options options;
-  options.target = net::parse_url(settings_.url);
+  options.target = target.nodes.front();
   options.client_name = "relock:" + id_;
   options.connect_timeout = settings_.connect_timeout;
   options.reconnect_min_delay = settings_.reconnect_min_delay;
   options.reconnect_max_delay = settings_.reconnect_max_delay;
   options.log = settings_.log;
-
-  for (std::size_t i = 0; i < settings_.command_connections; ++i) {
-    commands_.push_back(net::connection::create(io_, options));
+  if (cluster && settings_.publish == publish_mode::sharded) {
+    throw error(errc::invalid_argument,
+                "sharded pub/sub in a cluster is not available yet: use publish_mode::classic");
   }
-  executor_ = std::make_unique<exec::executor>(io_, commands_,
-                                               exec::executor_options{settings_.command_timeout});
+
+  // Every connection must come up before the client is usable: a wrong password or a dead
+  // server is reported here, once, instead of on every later call.
+  std::vector<std::shared_ptr<net::connection>> to_start;
+  // Both kept by the executor's pool factory, so they hold copies of what they use.
+  auto connections_to = [this, options](const net::endpoint& where) {
+    exec::pool pool;
+    auto o = options;
+    o.target = where;
+    for (std::size_t i = 0; i < settings_.command_connections; ++i) {
+      pool.push_back(net::connection::create(io_, o));
+    }
+    return pool;
+  };
+  auto endpoint_of = [credentials = target.nodes.front()](const topology::node& n) {
+    net::endpoint e = credentials;
+    e.host = n.host;
+    e.port = n.port;
+    e.db = 0;
+    return e;
+  };
+  if (cluster) {
+    auto map = exec::discover_cluster(target.nodes, options, settings_.command_timeout);
+    std::vector<std::pair<topology::node, exec::pool>> pools;
+    for (const auto& master : map.masters()) {
+      pools.emplace_back(master, connections_to(endpoint_of(master)));
+      to_start.insert(to_start.end(), pools.back().second.begin(), pools.back().second.end());
+    }
+    if (pools.empty()) throw error(errc::connection, "the cluster has no master serving slots");
+    options.target = endpoint_of(pools.front().first);
+    // A node met later (a MOVED, a new master) gets its pool when first needed.
+    auto make_pool = [this, connections_to, endpoint_of](const topology::node& n) {
+      auto pool = connections_to(endpoint_of(n));
+      for (auto& c : pool) c->start();
+      return pool;
+    };
+    executor_ = std::make_unique<exec::executor>(io_, topology::router(std::move(map)),
+                                                 std::move(pools), std::move(make_pool),
+                                                 exec::executor_options{settings_.command_timeout});
+  } else {
+    auto pool = connections_to(options.target);
+    to_start = pool;
+    executor_ = std::make_unique<exec::executor>(io_, std::move(pool),
+                                                 exec::executor_options{settings_.command_timeout});
+  }
+  // Classic pub/sub reaches every node of a cluster through the cluster bus, so one subscriber
+  // connection (to the first master) hears every channel. Sharded pub/sub comes with issue #16.
   options.push_mode = true;
   auto push_connection = net::connection::create(io_, options);
   subscriber_ = pubsub::subscriber::create(io_, push_connection, settings_.command_timeout,
                                            settings_.publish == publish_mode::sharded);
+  to_start.push_back(push_connection);
 
   waiters_ = std::make_unique<pubsub::waiter_queues>(*subscriber_);
+  // A script may touch keys of one slot only in a cluster: renewals and latch sweeps go by slot.
   watchdog_ = std::make_unique<renewal::watchdog>(
       *executor_, *subscriber_,
-      renewal::watchdog_options{settings_.watchdog_lease, settings_.renewal_batch,
-                                /*group_by_slot=*/false,  // one server for now
+      renewal::watchdog_options{settings_.watchdog_lease, settings_.renewal_batch, cluster,
                                 settings_.on_lock_lost, settings_.log});
-  sweeper_ = std::make_unique<exec::key_sweeper>(*executor_, keys_per_del,
-                                                 /*group_by_slot=*/false);  // one server
-  // One server: sharded pub/sub exists only in Cluster, so auto means classic here.
+  sweeper_ = std::make_unique<exec::key_sweeper>(*executor_, keys_per_del, cluster);
+  // Sharded pub/sub exists only in Cluster, and relock uses classic there for now: auto means
+  // classic everywhere today.
   publish_command_ = settings_.publish == publish_mode::sharded ? "SPUBLISH" : "PUBLISH";
 
   thread_ = std::thread([this] {
@@ -76,26 +125,40 @@ client_core::client_core(config settings)
                      [this] { return executor_->awaiting_replies() > 0; });
   });
 
-  // Every connection must come up before the client is usable: a wrong password or a dead
-  // server is reported here, once, instead of on every later call.
   using outcome = std::pair<std::error_code, std::string>;
-  std::vector<std::promise<outcome>> up(commands_.size() + 1);
+  std::vector<std::promise<outcome>> up(to_start.size());
   asio::post(io_, [&] {
-    auto report_to = [](std::promise<outcome>& p) {
-      return [&p](std::error_code ec, std::string why) { p.set_value({ec, std::move(why)}); };
-    };
-    for (std::size_t i = 0; i < commands_.size(); ++i) commands_[i]->start(report_to(up[i]));
-    push_connection->start(report_to(up.back()));
+    for (std::size_t i = 0; i < to_start.size(); ++i) {
+      to_start[i]->start([&p = up[i]](std::error_code ec, std::string why) {
+        p.set_value({ec, std::move(why)});
+      });
+    }
   });
   std::optional<outcome> failed;
   for (auto& p : up) {
     outcome o = p.get_future().get();
     if (o.first && !failed) failed = std::move(o);
   }
+  if (!failed && !cluster) failed = refuse_a_cluster_node(target.nodes.front());
   if (failed) {
     shutdown();
     throw error(failed->first, failed->second);
   }
+}
+
+// A redis:// URL that reaches a cluster node would fail later with MOVED on some keys: say so now.
+std::optional<std::pair<std::error_code, std::string>> client_core::refuse_a_cluster_node(
+    const net::endpoint& server) {
+  std::promise<std::pair<std::error_code, resp::reply>> info;
+  executor_->run("", resp::request{"INFO", "cluster"}, [&info](std::error_code ec, resp::reply r) {
+    info.set_value({ec, std::move(r)});
+  });
+  auto [ec, r] = info.get_future().get();
+  if (ec || r.str.find("cluster_enabled:1") == std::string::npos) return std::nullopt;
+  return std::pair{make_error_code(errc::invalid_argument),
+                   server.address() +
+                       " is a node of a Redis Cluster: connect with redis-cluster://" +
+                       server.address()};
 }
 
 client_core::~client_core() { shutdown(); }

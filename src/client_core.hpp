@@ -98,6 +98,8 @@ class client_core {
  private:
   void begin_shutdown();
   void drain();
+  std::optional<std::pair<std::error_code, std::string>> refuse_a_cluster_node(
+      const net::endpoint& server);
 
   config settings_;
   std::string id_;
@@ -109,7 +111,6 @@ class client_core {
   std::unordered_set<shutdown_aware*> operations_;
   asio::steady_timer drain_timer_{io_};
   std::chrono::steady_clock::time_point drain_until_{};
-  std::vector<std::shared_ptr<net::connection>> commands_;
   std::unique_ptr<exec::executor> executor_;
   std::shared_ptr<pubsub::subscriber> subscriber_;
   std::unique_ptr<pubsub::waiter_queues> waiters_;

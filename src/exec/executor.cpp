@@ -7,6 +7,7 @@
 #include <relock/errors.hpp>
 
 #include "exec/retry_policy.hpp"
+#include "topology/redirect.hpp"
 
 namespace relock::exec {
 namespace {
@@ -30,20 +31,41 @@ std::error_code classify(const resp::reply& r) {
   return errc::server_error;
 }
 
-struct executor::eval_call {
-  const script* code;
+// One request on its way: a script (EVALSHA, SCRIPT LOAD first after a NOSCRIPT) or a plain
+// command, with what its earlier attempts taught.
+struct executor::call {
+  std::string key;  // routes it
+  const script* code = nullptr;
   std::vector<std::string> keys;
   std::vector<std::string> args;
+  resp::request plain;
   result_callback callback;
   net::clock::time_point deadline;
   bool reloaded = false;
   bool idempotent = false;
+  int redirects = 0;
+  std::optional<topology::node> ask;  // the next attempt goes there, behind ASKING
   std::unique_ptr<asio::steady_timer> delay;
 };
 
-executor::executor(asio::io_context& io, std::vector<std::shared_ptr<net::connection>> pool,
+executor::executor(asio::io_context& io, pool connections, executor_options options)
+    : executor(io,
+               topology::router(topology::node{connections.front()->target().host,
+                                               connections.front()->target().port}),
+               {}, {}, options) {
+  pools_.push_back(std::make_unique<node_pool>(node_pool{
+      topology::node{connections.front()->target().host, connections.front()->target().port},
+      std::move(connections)}));
+}
+
+executor::executor(asio::io_context& io, topology::router router,
+                   std::vector<std::pair<topology::node, pool>> pools, pool_factory make_pool,
                    executor_options options)
-    : io_(io), pool_(std::move(pool)), options_(options) {}
+    : io_(io), router_(std::move(router)), make_pool_(std::move(make_pool)), options_(options) {
+  for (auto& [n, connections] : pools) {
+    pools_.push_back(std::make_unique<node_pool>(node_pool{n, std::move(connections)}));
+  }
+}
 
 template <class F>
 void executor::on_io(F&& f) {
@@ -53,35 +75,55 @@ void executor::on_io(F&& f) {
 
 std::size_t executor::awaiting_replies() const {
   std::size_t n = 0;
-  for (const auto& c : pool_) n += c->awaiting_replies();
+  for (const auto& p : pools_) {
+    for (const auto& c : p->connections) n += c->awaiting_replies();
+  }
   return n;
 }
 
 std::size_t executor::live_outstanding() const {
   std::size_t n = 0;
-  for (const auto& c : pool_) {
-    if (c->ready()) n += c->outstanding();
+  for (const auto& p : pools_) {
+    for (const auto& c : p->connections) {
+      if (c->ready()) n += c->outstanding();
+    }
   }
   return n;
 }
 
 void executor::close() {
   closed_ = true;
-  for (auto& c : pool_) c->close();
+  for (auto& p : pools_) {
+    for (auto& c : p->connections) c->close();
+  }
   // Their timers' handlers resend into the closed pool, which fails them with cancelled.
-  for (const auto& call : delayed_) call->delay->cancel();
+  for (const auto& c : delayed_) c->delay->cancel();
 }
 
-net::connection& executor::route(std::string_view key) {
-  if (pool_.size() > 1) {
-    if (const std::size_t h = key_hash_of(key); h != 0) {
-      for (const auto& c : pool_) {
-        if (c->carries(h)) return *c;
-      }
+executor::node_pool& executor::pool_of(const topology::node& n) {
+  for (auto& p : pools_) {
+    if (p->node == n) return *p;
+  }
+  if (!make_pool_ || closed_) return *pools_.front();
+  pools_.push_back(std::make_unique<node_pool>(node_pool{n, make_pool_(n)}));
+  return *pools_.back();
+}
+
+executor::node_pool& executor::pool_for(const call& c) {
+  if (c.ask) return pool_of(*c.ask);
+  // A slot without a master (a failover under way) goes anywhere: the answer decides.
+  auto n = router_.node_for(c.key);
+  return n ? pool_of(*n) : *pools_.front();
+}
+
+net::connection& executor::pick(node_pool& p, std::size_t key_hash) {
+  if (p.connections.size() > 1 && key_hash != 0) {
+    for (const auto& c : p.connections) {
+      if (c->carries(key_hash)) return *c;
     }
   }
-  net::connection* best = pool_.front().get();
-  for (const auto& c : pool_) {
+  net::connection* best = p.connections.front().get();
+  for (const auto& c : p.connections) {
     if (c->ready() != best->ready()) {
       if (c->ready()) best = c.get();
     } else if (c->outstanding() < best->outstanding()) {
@@ -91,84 +133,163 @@ net::connection& executor::route(std::string_view key) {
   return *best;
 }
 
-void executor::send(std::string_view key, resp::request request, net::clock::time_point deadline,
-                    net::reply_callback callback) {
-  route(key).send(std::move(request), deadline, std::move(callback), key_hash_of(key));
+net::connection& executor::route(std::string_view key) {
+  call probe;
+  probe.key = std::string(key);
+  return pick(pool_for(probe), key_hash_of(key));
 }
 
-void executor::run(std::string_view key, resp::request request, result_callback callback) {
-  run_pipeline(key, std::move(request),
-               [callback = std::move(callback)](std::error_code ec,
-                                                std::vector<resp::reply> replies) mutable {
-                 resp::reply r = replies.empty() ? resp::reply{} : std::move(replies.back());
-                 if (!ec && r.is_error()) ec = classify(r);
-                 callback(ec, std::move(r));
-               });
+std::string executor::node_of(std::string_view key) const {
+  auto n = router_.node_for(key);
+  return n ? n->address() : pools_.front()->node.address();
 }
 
-void executor::run_pipeline(std::string_view key, resp::request request,
-                            net::reply_callback callback) {
-  auto deadline = net::clock::now() + options_.command_timeout;
-  on_io([this, key = std::string(key), request = std::move(request), deadline,
-         callback = std::move(callback)]() mutable {
-    send(key, std::move(request), deadline, std::move(callback));
-  });
+void executor::run(std::string_view key, resp::request request, result_callback callback,
+                   bool idempotent) {
+  auto c = std::make_shared<call>();
+  c->key = std::string(key);
+  c->plain = std::move(request);
+  c->callback = std::move(callback);
+  c->idempotent = idempotent;
+  c->deadline = net::clock::now() + options_.command_timeout;
+  on_io([this, c = std::move(c)]() mutable { send(std::move(c)); });
 }
 
 void executor::eval(const script& s, std::vector<std::string> keys, std::vector<std::string> args,
                     result_callback callback, bool idempotent, std::chrono::milliseconds timeout) {
-  auto call = std::make_shared<eval_call>();
-  call->code = &s;
-  call->keys = std::move(keys);
-  call->args = std::move(args);
-  call->callback = std::move(callback);
-  call->idempotent = idempotent;
-  call->deadline = net::clock::now() + (timeout.count() > 0 ? timeout : options_.command_timeout);
-  on_io([this, call = std::move(call)]() mutable { send_eval(std::move(call)); });
+  auto c = std::make_shared<call>();
+  c->code = &s;
+  c->key = keys.empty() ? std::string() : keys.front();
+  c->keys = std::move(keys);
+  c->args = std::move(args);
+  c->callback = std::move(callback);
+  c->idempotent = idempotent;
+  c->deadline = net::clock::now() + (timeout.count() > 0 ? timeout : options_.command_timeout);
+  on_io([this, c = std::move(c)]() mutable { send(std::move(c)); });
 }
 
-void executor::send_eval(std::shared_ptr<eval_call> call) {
+void executor::send(std::shared_ptr<call> c) {
   resp::request request;
-  if (call->reloaded) request.push({"SCRIPT", "LOAD", call->code->source});
-  const std::string numkeys = std::to_string(call->keys.size());
-  std::vector<std::string_view> argv;
-  argv.reserve(3 + call->keys.size() + call->args.size());
-  argv.insert(argv.end(), {"EVALSHA", call->code->sha, numkeys});
-  argv.insert(argv.end(), call->keys.begin(), call->keys.end());
-  argv.insert(argv.end(), call->args.begin(), call->args.end());
-  request.push(std::span<const std::string_view>(argv));
+  // ASKING lets the next command, and only it, run on a slot being imported.
+  if (c->ask) request.push({"ASKING"});
+  if (c->code == nullptr) {
+    request.append(c->plain);
+  } else {
+    if (c->reloaded) request.push({"SCRIPT", "LOAD", c->code->source});
+    const std::string numkeys = std::to_string(c->keys.size());
+    std::vector<std::string_view> argv;
+    argv.reserve(3 + c->keys.size() + c->args.size());
+    argv.insert(argv.end(), {"EVALSHA", c->code->sha, numkeys});
+    argv.insert(argv.end(), c->keys.begin(), c->keys.end());
+    argv.insert(argv.end(), c->args.begin(), c->args.end());
+    request.push(std::span<const std::string_view>(argv));
+  }
+  node_pool& to = pool_for(*c);
+  const std::size_t key_hash = key_hash_of(c->key);
+  pick(to, key_hash)
+      .send(
+          std::move(request), c->deadline,
+          [this, c, &to](std::error_code ec, std::vector<resp::reply> replies) mutable {
+            on_reply(std::move(c), to, ec, std::move(replies));
+          },
+          key_hash);
+}
 
-  const std::string_view key = call->keys.empty() ? std::string_view() : call->keys.front();
-  send(key, std::move(request), call->deadline,
-       [this, call](std::error_code ec, std::vector<resp::reply> replies) mutable {
-         resp::reply r = replies.empty() ? resp::reply{} : std::move(replies.back());
-         attempt a;
-         a.connection_failed = ec == make_error_code(errc::connection);
-         a.written = true;  // a connection only fails requests it has written
-         a.idempotent = call->idempotent;
-         a.error_code = ec ? std::string_view() : r.error_code();
-         a.script_reloaded = call->reloaded;
-         a.time_left = net::clock::now() < call->deadline;
-         switch (decide(a)) {
-           case next_step::load_script_and_retry:
-             call->reloaded = true;
-             send_eval(std::move(call));
-             return;
-           case next_step::retry_after_delay:
-             if (closed_) break;
-             call->delay = std::make_unique<asio::steady_timer>(io_, busy_server_delay);
-             delayed_.insert(call);
-             call->delay->async_wait([this, call](std::error_code) mutable {
-               delayed_.erase(call);
-               send_eval(std::move(call));
-             });
-             return;
-           default:
-             break;
-         }
-         if (!ec && r.is_error()) ec = classify(r);
-         std::exchange(call->callback, {})(ec, std::move(r));
-       });
+void executor::on_reply(std::shared_ptr<call> c, node_pool& from, std::error_code ec,
+                        std::vector<resp::reply> replies) {
+  resp::reply r = replies.empty() ? resp::reply{} : std::move(replies.back());
+  const auto asked = std::exchange(c->ask, std::nullopt);
+  if (ec == make_error_code(errc::connection)) router_.suspect();
+  attempt a;
+  a.connection_failed = ec == make_error_code(errc::connection);
+  a.written = true;  // a connection only fails requests it has written
+  a.idempotent = c->idempotent;
+  a.error_code = ec ? std::string_view() : r.error_code();
+  a.script_reloaded = c->reloaded;
+  a.redirects = c->redirects;
+  a.time_left = net::clock::now() < c->deadline;
+  auto step = decide(a);
+  std::optional<topology::redirect> redirect;
+  if (step == next_step::follow_moved || step == next_step::follow_ask) {
+    redirect = topology::parse_redirect(r.str);
+    // One server never redirects; a node that does is a cluster reached by a redis:// URL.
+    if (!redirect || !router_.cluster()) step = next_step::complete;
+  }
+  switch (step) {
+    case next_step::load_script_and_retry:
+      c->reloaded = true;
+      c->ask = asked;  // ASKING is good for one command: a resend needs it again
+      send(std::move(c));
+      break;
+    case next_step::follow_moved:
+    case next_step::follow_ask: {
+      // An unknown endpoint ("" or "?") is the host we reached the cluster by.
+      topology::node to{
+          redirect->host.empty() || redirect->host == "?" ? from.node.host : redirect->host,
+          redirect->port};
+      ++c->redirects;
+      if (step == next_step::follow_moved) {
+        router_.moved(redirect->slot, std::move(to));
+      } else {
+        c->ask = std::move(to);
+      }
+      send(std::move(c));
+      break;
+    }
+    case next_step::retry_after_delay:
+      if (closed_) {
+        ec = errc::cancelled;
+        r = resp::reply::make_error("the client has been destroyed");
+        std::exchange(c->callback, {})(ec, std::move(r));
+        break;
+      }
+      retry_later(std::move(c));
+      break;
+    case next_step::complete:
+      if (!ec && r.is_error()) ec = classify(r);
+      std::exchange(c->callback, {})(ec, std::move(r));
+      break;
+  }
+  refresh_if_due();
+}
+
+void executor::retry_later(std::shared_ptr<call> c) {
+  c->delay = std::make_unique<asio::steady_timer>(io_, busy_server_delay);
+  delayed_.insert(c);
+  c->delay->async_wait([this, c](std::error_code) mutable {
+    delayed_.erase(c);
+    send(std::move(c));
+  });
+}
+
+void executor::refresh_if_due() {
+  const auto now = std::chrono::steady_clock::now();
+  if (refreshing_ || closed_ || !router_.refresh_due(now)) return;
+  // Asked of any node that is up: every node knows the whole map.
+  node_pool* from = nullptr;
+  net::connection* via = nullptr;
+  for (auto& p : pools_) {
+    for (auto& c : p->connections) {
+      if (c->ready()) {
+        from = p.get();
+        via = c.get();
+        break;
+      }
+    }
+    if (via != nullptr) break;
+  }
+  if (via == nullptr) return;
+  refreshing_ = true;
+  router_.refreshing(now);
+  resp::request shards{"CLUSTER", "SHARDS"};
+  via->send(std::move(shards), net::clock::now() + options_.command_timeout,
+            [this, host = from->node.host](std::error_code ec, std::vector<resp::reply> replies) {
+              refreshing_ = false;
+              if (ec || replies.empty()) return;
+              std::string why;
+              auto map = topology::slot_map::from_shards(replies.back(), host, &why);
+              if (map) router_.refreshed(std::move(*map), std::chrono::steady_clock::now());
+            });
 }
 
 }  // namespace relock::exec

@@ -4,14 +4,25 @@
 // called. Scripts go by EVALSHA and are loaded on NOSCRIPT; what else may be retried is
 // decided only by retry_policy.
 //
-// Commands go over a small pool of connections to the server. One would make client and
-// server take turns (a batch out, a batch back, the next batch forms only then); with several,
-// one connection's replies are handled while the server works on another's. A request goes to
-// the connection that still carries a request for its key (so a key's commands keep their
-// order, even behind one that timed out), else to the least busy ready one, the first on ties.
+// Every request, script or plain command, takes one path: the router names its node (the one
+// server, or the cluster master of its key's slot), the node's pool picks a connection, and the
+// retry policy judges the answer: NOSCRIPT loads the script, MOVED updates the map and goes to
+// the slot's new owner, ASK goes once to the target behind ASKING, TRYAGAIN / CLUSTERDOWN /
+// LOADING wait and go again, all within the request's deadline. None of those ran the command,
+// so following them is always safe; a written request whose connection failed goes again only
+// when idempotent.
+//
+// Commands go over a small pool of connections per node. One would make client and server take
+// turns (a batch out, a batch back, the next batch forms only then); with several, one
+// connection's replies are handled while the server works on another's. A request goes to the
+// connection that still carries a request for its key (so a key's commands keep their order,
+// even behind one that timed out), else to the least busy ready one, the first on ties. In a
+// cluster, a node learnt from a MOVED or a refresh gets its pool when first needed, and the map
+// is refreshed (CLUSTER SHARDS) after a redirect or a connection failure, and every 10 s.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -27,6 +38,7 @@
 #include "net/connection.hpp"
 #include "resp/reply.hpp"
 #include "resp/request.hpp"
+#include "topology/router.hpp"
 
 namespace relock::exec {
 
@@ -41,16 +53,24 @@ struct executor_options {
   std::chrono::milliseconds command_timeout{3'000};
 };
 
+using pool = std::vector<std::shared_ptr<net::connection>>;
+// Makes (and starts) the connections of a node first met in a cluster.
+using pool_factory = std::function<pool(const topology::node&)>;
+
 class executor {
  public:
-  executor(asio::io_context& io, std::vector<std::shared_ptr<net::connection>> pool,
+  // One server.
+  executor(asio::io_context& io, pool connections, executor_options options);
+  // A cluster: the router with its first map, a pool for each master it names, and how to make
+  // the pool of a node met later.
+  executor(asio::io_context& io, topology::router router,
+           std::vector<std::pair<topology::node, pool>> pools, pool_factory make_pool,
            executor_options options);
 
   // One command, routed by `key` (the first key it touches; empty for keyless commands).
-  void run(std::string_view key, resp::request request, result_callback callback);
-
-  // Several commands for one node, sent together; all replies come back at once.
-  void run_pipeline(std::string_view key, resp::request request, net::reply_callback callback);
+  // `idempotent` commands may be resent after a lost connection.
+  void run(std::string_view key, resp::request request, result_callback callback,
+           bool idempotent = false);
 
   // EVALSHA with the script's local SHA; routed by keys[0]. `idempotent` scripts (renewals,
   // latch-protected releases) may be resent after a lost connection; others never are.
@@ -74,22 +94,39 @@ class executor {
   // The connection a request for `key` would take now (I/O thread only).
   net::connection& route(std::string_view key);
 
+  bool cluster() const { return router_.cluster(); }
+  // The node that serves `key` now, as host:port (I/O thread only).
+  std::string node_of(std::string_view key) const;
+
   // Closes every connection: whatever is outstanding, or waiting to be resent, fails with
   // errc::cancelled; later requests fail the same way (I/O thread only).
   void close();
 
  private:
-  struct eval_call;
-  void send_eval(std::shared_ptr<eval_call> call);
-  void send(std::string_view key, resp::request request, net::clock::time_point deadline,
-            net::reply_callback callback);
+  struct call;
+  struct node_pool {
+    topology::node node;
+    pool connections;
+  };
+  void start(std::shared_ptr<call> c);
+  void send(std::shared_ptr<call> c);
+  void on_reply(std::shared_ptr<call> c, node_pool& from, std::error_code ec,
+                std::vector<resp::reply> replies);
+  void retry_later(std::shared_ptr<call> c);
+  node_pool& pool_for(const call& c);
+  node_pool& pool_of(const topology::node& n);
+  net::connection& pick(node_pool& p, std::size_t key_hash);
+  void refresh_if_due();
   template <class F>
   void on_io(F&& f);
 
   asio::io_context& io_;
-  std::vector<std::shared_ptr<net::connection>> pool_;
+  topology::router router_;
+  std::vector<std::unique_ptr<node_pool>> pools_;  // the first: the one server, or a seed master
+  pool_factory make_pool_;
   executor_options options_;
-  std::unordered_set<std::shared_ptr<eval_call>> delayed_;  // waiting to be resent
+  std::unordered_set<std::shared_ptr<call>> delayed_;  // waiting to be resent
+  bool refreshing_ = false;
   bool closed_ = false;
 };
 

@@ -18,6 +18,11 @@ class request {
   void push(std::initializer_list<std::string_view> args);
   void push(std::span<const std::string_view> args);
   void push(std::span<const std::string> args);
+  // Appends another request's commands after these.
+  void append(const request& other) {
+    payload_ += other.payload_;
+    commands_ += other.commands_;
+  }
 
   std::size_t commands() const { return commands_; }
   const std::string& payload() const { return payload_; }

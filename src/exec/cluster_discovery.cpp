@@ -1,0 +1,85 @@
+#include "exec/cluster_discovery.hpp"
+
+#include <optional>
+#include <string>
+
+#include <asio/io_context.hpp>
+#include <relock/errors.hpp>
+
+namespace relock::exec {
+namespace {
+
+struct answer {
+  std::error_code ec;
+  std::string detail;
+  std::optional<topology::slot_map> map;
+  bool not_cluster = false;
+};
+
+// One seed: connect, ask for the map (SHARDS first), close.
+answer ask(const net::endpoint& seed, net::connection_options options,
+           std::chrono::milliseconds command_timeout) {
+  asio::io_context io;
+  options.target = seed;
+  auto c = net::connection::create(io, options);
+  answer a;
+  c->start([&](std::error_code ec, std::string why) {
+    if (ec) {
+      a.ec = ec;
+      a.detail = std::move(why);
+      c->close();  // it would go on reconnecting
+      return;
+    }
+    resp::request both;
+    both.push({"CLUSTER", "SHARDS"});
+    both.push({"CLUSTER", "SLOTS"});
+    c->send(std::move(both), net::clock::now() + command_timeout,
+            [&](std::error_code ec, std::vector<resp::reply> replies) {
+              if (ec || replies.size() != 2) {
+                a.ec = ec ? ec : make_error_code(errc::connection);
+                a.detail = replies.empty() ? "no reply" : replies.back().str;
+              } else if (replies[1].is_error()) {
+                // "ERR This instance has cluster support disabled"
+                a.not_cluster =
+                    replies[1].str.find("cluster support disabled") != std::string::npos;
+                a.ec = a.not_cluster ? make_error_code(errc::invalid_argument)
+                                     : make_error_code(errc::server_error);
+                a.detail = replies[1].str;
+              } else {
+                std::string why;
+                a.map = topology::slot_map::from_shards(replies[0], seed.host, &why);
+                if (!a.map) a.map = topology::slot_map::from_slots(replies[1], seed.host, &why);
+                if (!a.map) {
+                  a.ec = errc::server_error;
+                  a.detail = "an unreadable slot map: " + why;
+                }
+              }
+              c->close();
+            });
+  });
+  io.run();
+  return a;
+}
+
+}  // namespace
+
+topology::slot_map discover_cluster(const std::vector<net::endpoint>& seeds,
+                                    net::connection_options options,
+                                    std::chrono::milliseconds command_timeout) {
+  std::string reasons;
+  std::error_code last = errc::connection;
+  for (const auto& seed : seeds) {
+    answer a = ask(seed, options, command_timeout);
+    if (a.map) return std::move(*a.map);
+    if (a.not_cluster) {
+      throw error(errc::invalid_argument, seed.address() + " is not in cluster mode (" + a.detail +
+                                              "): use a redis:// URL for one server");
+    }
+    if (a.ec == errc::auth_failed) throw error(a.ec, seed.address() + ": " + a.detail);
+    last = a.ec == errc::server_error ? a.ec : make_error_code(errc::connection);
+    reasons += (reasons.empty() ? "" : "; ") + seed.address() + ": " + a.detail;
+  }
+  throw error(last, "no cluster node answered: " + reasons);
+}
+
+}  // namespace relock::exec
