@@ -223,6 +223,10 @@ std::string server_process::describe_exit() const {
   return "gone";
 }
 
+bool server_process::exited_successfully() const {
+  return pid_ > 0 && !alive_ && WIFEXITED(wait_status_) && WEXITSTATUS(wait_status_) == 0;
+}
+
 std::string server_process::output_tail(std::size_t lines) const {
   return last_lines(output_, lines);
 }

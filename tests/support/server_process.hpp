@@ -57,6 +57,9 @@ class server_process {
   pid_t pid() const { return pid_; }
   // "exited with status 1", "killed by signal 9", or "running".
   std::string describe_exit() const;
+  // True once the child was reaped after exiting with status 0 (a tool such as redis-cli that
+  // ran to completion), false while it runs or after any other end.
+  bool exited_successfully() const;
   const std::filesystem::path& output() const { return output_; }
   // The last `lines` lines of the output file.
   std::string output_tail(std::size_t lines = 40) const;
