@@ -111,9 +111,16 @@ executor::node_pool& executor::pool_of(const topology::node& n) {
 
 executor::node_pool& executor::pool_for(const call& c) {
   if (c.ask) return pool_of(*c.ask);
-  // A slot without a master (a failover under way) goes anywhere: the answer decides.
   auto n = router_.node_for(c.key);
-  return n ? pool_of(*n) : *pools_.front();
+  if (n) return pool_of(*n);
+  // A slot without a master (a failover under way) goes to any node that is up: its answer
+  // (MOVED, CLUSTERDOWN) decides.
+  for (auto& p : pools_) {
+    for (auto& conn : p->connections) {
+      if (conn->ready()) return *p;
+    }
+  }
+  return *pools_.front();
 }
 
 net::connection& executor::pick(node_pool& p, std::size_t key_hash) {
@@ -169,6 +176,7 @@ void executor::eval(const script& s, std::vector<std::string> keys, std::vector<
 }
 
 void executor::send(std::shared_ptr<call> c) {
+  refresh_if_due();
   resp::request request;
   // ASKING lets the next command, and only it, run on a slot being imported.
   if (c->ask) request.push({"ASKING"});
@@ -199,7 +207,10 @@ void executor::on_reply(std::shared_ptr<call> c, node_pool& from, std::error_cod
                         std::vector<resp::reply> replies) {
   resp::reply r = replies.empty() ? resp::reply{} : std::move(replies.back());
   const auto asked = std::exchange(c->ask, std::nullopt);
-  if (ec == make_error_code(errc::connection)) router_.suspect();
+  // A node that dropped us or went silent may have failed over: the map may be stale.
+  if (ec == make_error_code(errc::connection) || ec == make_error_code(errc::timeout)) {
+    router_.suspect();
+  }
   attempt a;
   a.connection_failed = ec == make_error_code(errc::connection);
   a.written = true;  // a connection only fails requests it has written
