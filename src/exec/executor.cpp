@@ -178,12 +178,13 @@ void executor::eval(const script& s, std::vector<std::string> keys, std::vector<
 void executor::send(std::shared_ptr<call> c) {
   refresh_if_due();
   resp::request request;
-  // ASKING lets the next command, and only it, run on a slot being imported.
+  // ASKING lets the next command, and only it, run on a slot being imported: so it goes after
+  // a SCRIPT LOAD, right before the command.
+  if (c->code != nullptr && c->reloaded) request.push({"SCRIPT", "LOAD", c->code->source});
   if (c->ask) request.push({"ASKING"});
   if (c->code == nullptr) {
     request.append(c->plain);
   } else {
-    if (c->reloaded) request.push({"SCRIPT", "LOAD", c->code->source});
     const std::string numkeys = std::to_string(c->keys.size());
     std::vector<std::string_view> argv;
     argv.reserve(3 + c->keys.size() + c->args.size());
@@ -254,6 +255,9 @@ void executor::on_reply(std::shared_ptr<call> c, node_pool& from, std::error_cod
         std::exchange(c->callback, {})(ec, std::move(r));
         break;
       }
+      // A migrating slot sends a multi-key script through ASK to TRYAGAIN until it ends: the
+      // deadline bounds that, not the redirect count.
+      c->redirects = 0;
       retry_later(std::move(c));
       break;
     case next_step::complete:
