@@ -50,6 +50,9 @@ struct queued_waiter {
 struct lock_info {
   std::string name;  // as given to inspect
   std::string key;   // after the client's name_mapper
+  // The server that serves the key, as "host:port": the one server, or the cluster master of
+  // the key's slot when inspect answered (a slot may move later).
+  std::string node;
   object_kind kind = object_kind::none;
   std::string redis_type;  // the key's Redis type as TYPE names it: "none", "hash", "string"...
   std::optional<std::string> mode;  // read-write lock: "read" or "write"

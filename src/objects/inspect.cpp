@@ -232,13 +232,17 @@ void start_inspect(std::shared_ptr<client_core> core, std::string name, inspect_
     std::vector<std::string> keys{key, objects::fenced_token_key(key), objects::fair_queue_key(key),
                                   objects::fair_timeout_key(key), objects::rwlock_key_prefix(key)};
     // Reads only, so resending it after a lost connection is harmless.
-    core->executor().eval(
+    exec::executor& executor = core->executor();
+    executor.eval(
         inspect_script, std::move(keys), {},
-        [name = std::move(name), key, done = core->guard(std::move(done))](std::error_code ec,
-                                                                           resp::reply r) mutable {
+        [&executor, name = std::move(name), key, done = core->guard(std::move(done))](
+            std::error_code ec, resp::reply r) mutable {
           lock_info info;
           if (!ec) {
             info.name = std::move(name);
+            // On the I/O thread, as node_of needs. Asked after the answer, so a MOVED met on
+            // the way has already updated the map.
+            info.node = executor.node_of(key);
             info.key = std::move(key);
             ec = decode(r, info);
           }

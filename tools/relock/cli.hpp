@@ -49,6 +49,7 @@ struct run_options {
 struct demo_options {
   int workers = 8;
   int iterations = 250;
+  bool cluster = false;  // on a Redis Cluster: --url's, else a private one (private_redis.hpp)
   int worker_index = 0;  // demo-worker only
   std::string prefix;    // demo-worker only: the run's lock name (demo.hpp)
   std::string dir;       // demo-worker only: the run's files (demo.hpp)

@@ -16,7 +16,10 @@ constexpr const char* synopsis =
   relock run [-w SEC] [-n] [-E N] [--lease SEC] [--kind K] [-s|-x] NAME -- COMMAND [ARG...]
   relock status NAME
   relock unlock --force NAME
-  relock demo [--workers N] [--iterations M]
+  relock demo [--workers N] [--iterations M] [--cluster]
+
+URL: redis://[user[:password]@]host[:port][/db], or a Redis Cluster by any of
+its nodes: redis-cluster://[user[:password]@]host:port[,host:port...]
 )";
 
 constexpr const char* exit_codes = R"(Exit codes:
@@ -47,7 +50,7 @@ std::string usage_of(const CLI::App& app) {
     if (name == "run") return "relock run [OPTIONS] NAME -- COMMAND [ARG...]; see run --help";
     if (name == "status") return "relock status NAME";
     if (name == "unlock") return "relock unlock --force NAME";
-    if (name == "demo") return "relock demo [--workers N] [--iterations M]";
+    if (name == "demo") return "relock demo [--workers N] [--iterations M] [--cluster]";
   }
   return "relock [OPTIONS] run|status|unlock|demo ...; see relock --help";
 }
@@ -78,7 +81,8 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
   g.url_given = env_url != nullptr && *env_url != '\0';
   g.url = g.url_given ? env_url : "redis://127.0.0.1:6379";
   auto* url = app.add_option("--url", g.url,
-                             "redis://[user[:password]@]host[:port][/db]; "
+                             "redis://[user[:password]@]host[:port][/db] or "
+                             "redis-cluster://host:port[,host:port...]; "
                              "default $RELOCK_URL, then redis://127.0.0.1:6379")
                   ->type_name("URL");
   app.add_option("--watchdog-timeout", g.watchdog_seconds,
@@ -112,7 +116,8 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
   run->add_option("NAME", r.name, "the lock's name (its Redis key)")->required();
   run->add_option("COMMAND", r.command, "what to run, with its arguments")->required();
 
-  auto* status = app.add_subcommand("status", "who holds NAME, how often, for how long; its queue");
+  auto* status = app.add_subcommand(
+      "status", "who holds NAME, how often, for how long; its queue; the node serving it");
   status->add_option("NAME", c.name, "the lock's name")->required();
 
   auto* unlock = app.add_subcommand("unlock", "take NAME away from whoever holds it");
@@ -130,6 +135,9 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
   demo->add_option("--iterations", d.iterations, "increments per worker (default 250)")
       ->type_name("M")
       ->check(CLI::Range(1, 100000));
+  demo->add_flag("--cluster", d.cluster,
+                 "on a Redis Cluster: the redis-cluster:// --url, or with none a private one of "
+                 "3 masters (redis-server and redis-cli from PATH)");
 
   auto* worker = app.add_subcommand("demo-worker", "")->group("");  // hidden: the demo's processes
   worker->add_option("--iterations", d.iterations)->required();

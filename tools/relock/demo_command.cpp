@@ -9,13 +9,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <sstream>
 
 #include "cli.hpp"
 #include "demo.hpp"
+#include "demo_dir.hpp"
 #include "output.hpp"
 #include "private_redis.hpp"
 
@@ -35,6 +35,39 @@ bool answers(const std::string& url) {
     return true;
   } catch (const relock::error&) {
     return false;
+  }
+}
+
+// Where the demo runs: the URL given (--url, $RELOCK_URL), else the default URL when something
+// answers there, else a private Redis. A cluster demo runs on a cluster: the one given, else its
+// own (the default URL names one server).
+std::unique_ptr<private_redis> private_redis_for(const global_options& given, bool cluster) {
+  if (cluster && given.url_given && !given.url.starts_with("redis-cluster://")) {
+    throw failure(exit_usage, "demo --cluster: " + shown_url(given.url) +
+                                  " is no redis-cluster:// URL; give one, or none for a private "
+                                  "cluster");
+  }
+  if (given.url_given || (!cluster && answers(given.url))) return nullptr;
+  if (cluster) {
+    auto own = std::make_unique<private_redis>(private_redis::shape::cluster);
+    std::cerr << "relock demo: started a private Redis Cluster (3 masters) at " << own->url()
+              << " for the demo\n";
+    return own;
+  }
+  auto own = std::make_unique<private_redis>(private_redis::shape::server);
+  std::cerr << "relock demo: nothing answers on " << shown_url(given.url)
+            << "; started a private redis-server at " << own->url() << " for the demo\n";
+  return own;
+}
+
+// Connects once, before any worker: an unreachable server is one clear error, not one per
+// worker. Returns the node that serves `name` (in a cluster, the master of its slot).
+std::string serving_node(const global_options& g, const std::string& name) {
+  auto client = connect(g, make_config(g));
+  try {
+    return client.inspect(name).node;
+  } catch (const relock::error& e) {
+    fail_with(g, e, "demo");
   }
 }
 
@@ -95,24 +128,6 @@ struct worker_group {
   }
 };
 
-// The run's private dir, removed when the demo ends, however it ends.
-struct demo_dir {
-  std::string path;
-  demo_dir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "relock-demo-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) {
-      throw failure(exit_usage, "demo: cannot make a temp dir: " + std::string(strerror(errno)));
-    }
-    path = pattern;
-  }
-  ~demo_dir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-  demo_dir(const demo_dir&) = delete;
-  demo_dir& operator=(const demo_dir&) = delete;
-};
-
 double percentile_us(std::vector<std::int64_t> ns, double p) {
   if (ns.empty()) return 0;
   std::sort(ns.begin(), ns.end());
@@ -157,21 +172,15 @@ int demo_command(const global_options& given, const demo_options& options) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, &started_mask);
 
   global_options g = given;
-  std::unique_ptr<private_redis> own;
-  if (!g.url_given && !answers(g.url)) {
-    own = std::make_unique<private_redis>();
-    g.url = own->url();
-    std::cerr << "relock demo: nothing answers on " << shown_url(given.url)
-              << "; started a private redis-server at " << g.url << " for the demo\n";
-  }
-  // Connects once first: an unreachable server is one clear error, not one per worker.
-  connect(g, make_config(g));
-  const demo_dir dir;  // destroyed after the workers are stopped
+  const auto own = private_redis_for(given, options.cluster);
+  if (own) g.url = own->url();
   demo_options o = options;
   o.prefix = "relock-demo:" + std::to_string(getpid());
-  o.dir = dir.path;
 
   demo_result r;
+  r.node = serving_node(g, demo::lock_name(o.prefix));
+  const demo_dir dir;  // destroyed after the workers are stopped
+  o.dir = dir.path();
   r.url = shown_url(g.url);
   r.private_server = own != nullptr;
   r.workers = o.workers;

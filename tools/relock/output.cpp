@@ -45,13 +45,17 @@ void print(const lock_status& s, bool as_json) {
     for (const auto& w : s.queue) {
       queue.push_back({{"owner", w.owner}, {"gives_up_at_ms", or_null(w.gives_up_at_ms)}});
     }
-    std::cout
-        << json{{"name", s.name},          {"kind", s.kind},
-                {"locked", s.locked},      {"remaining_lease_ms", or_null(s.remaining_lease_ms)},
-                {"mode", or_null(s.mode)}, {"fencing_token", or_null(s.fencing_token)},
-                {"holders", holders},      {"queue", queue}}
-               .dump()
-        << "\n";
+    std::cout << json{{"name", s.name},
+                      {"node", s.node},
+                      {"kind", s.kind},
+                      {"locked", s.locked},
+                      {"remaining_lease_ms", or_null(s.remaining_lease_ms)},
+                      {"mode", or_null(s.mode)},
+                      {"fencing_token", or_null(s.fencing_token)},
+                      {"holders", holders},
+                      {"queue", queue}}
+                     .dump()
+              << "\n";
     return;
   }
   std::string head = s.name + ": " + (s.locked ? "held" : "free") + ", kind " + s.kind;
@@ -62,6 +66,7 @@ void print(const lock_status& s, bool as_json) {
   }
   if (s.fencing_token) head += ", last fencing token " + std::to_string(*s.fencing_token);
   std::printf("%s\n", head.c_str());
+  std::printf("  node %s\n", s.node.c_str());
   if (!s.holders.empty()) {
     // Owner fields are "<36-char client id>:<thread id>": 58 columns fit the longest.
     std::printf("  %-58s %-9s %s\n", "OWNER", "SIDE", "HOLDS");
@@ -104,6 +109,7 @@ void print(const demo_result& r, bool as_json) {
   if (as_json) {
     std::cout << json{{"url", r.url},
                       {"private_server", r.private_server},
+                      {"node", r.node},
                       {"workers", r.workers},
                       {"iterations", r.iterations},
                       {"count", r.count},
@@ -120,8 +126,8 @@ void print(const demo_result& r, bool as_json) {
   }
   std::printf(
       "%d processes x %d increments of one counter file (read, pause, write) under one "
-      "lock\n",
-      r.workers, r.iterations);
+      "lock, served by %s\n",
+      r.workers, r.iterations, r.node.c_str());
   std::printf("count %lld of %lld: %s\n", static_cast<long long>(r.count),
               static_cast<long long>(r.expected),
               r.count == r.expected ? "exact, no increment lost" : "WRONG, increments were lost");

@@ -24,6 +24,7 @@ struct waiter {
 
 struct lock_status {
   std::string name;
+  std::string node;  // host:port of the server that serves it (in a cluster, its slot's master)
   std::string kind;  // lock, fair, fenced, read-write: what the data in Redis shows
   bool locked = false;
   std::optional<std::int64_t> remaining_lease_ms;  // none: free, or held without expiry
@@ -41,6 +42,7 @@ struct unlock_result {
 struct demo_result {
   std::string url;
   bool private_server = false;
+  std::string node;  // host:port of the server that serves the demo's lock
   int workers = 0;
   int iterations = 0;
   std::int64_t count = 0;

@@ -1,10 +1,9 @@
-// A private redis-server: see private_redis.hpp.
+// A private redis-server or Redis Cluster: see private_redis.hpp.
 #include "private_redis.hpp"
 
-#include <netinet/in.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,94 +11,169 @@
 #include <filesystem>
 #include <thread>
 
-#include <relock/client.hpp>
-
 #include "cli.hpp"
+#include "loopback.hpp"
 
 namespace relock_cli {
 namespace {
 
-int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    if (fd >= 0) close(fd);
-    throw failure(exit_usage, "demo: no free loopback port for a private Redis");
-  }
-  close(fd);
-  return ntohs(addr.sin_port);
-}
+using namespace std::chrono_literals;
+using steady = std::chrono::steady_clock;
+
+// redis-cli creates no cluster of fewer masters; the demo needs no replicas.
+constexpr int cluster_masters = 3;
+constexpr auto ready_timeout = 10s;
+// redis-cli waits for the nodes to agree, polling once a second: a create takes 1-3 s.
+constexpr auto cluster_timeout = 60s;
+// A free port can still be taken before redis-server binds it: then it tries another.
+constexpr int start_attempts = 5;
+constexpr auto poll_interval = 20ms;  // every wait below has a deadline
+
+bool not_found(int status) { return WIFEXITED(status) && WEXITSTATUS(status) == 127; }
 
 }  // namespace
 
-private_redis::private_redis() {
-  char pattern[] = "/tmp/relock-demo-XXXXXX";
-  if (mkdtemp(pattern) == nullptr) throw failure(exit_usage, "demo: cannot make a temp dir");
-  dir_ = pattern;
-  const std::string port = std::to_string(free_port());
-  url_ = "redis://127.0.0.1:" + port;
+private_redis::processes::~processes() {
+  for (pid_t p : pids) kill(p, SIGKILL);  // nothing to save: a demo's data
+  for (pid_t p : pids) waitpid(p, nullptr, 0);
+}
+
+pid_t private_redis::processes::spawn(const std::vector<std::string>& args,
+                                      const std::string& output) {
   // Everything the child needs is built before fork: between fork and exec it may only make
   // async-signal-safe calls.
-  const std::string log = dir_ + "/redis.log";
-  const char* argv[] = {"redis-server", "--port",     port.c_str(), "--bind", "127.0.0.1",
-                        "--dir",        dir_.c_str(), "--save",     "",       "--appendonly",
-                        "no",           "--logfile",  log.c_str(),  nullptr};
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
   const pid_t parent = getpid();
-  pid_ = fork();
-  if (pid_ < 0) throw failure(exit_usage, "demo: cannot fork redis-server");
-  if (pid_ == 0) {
+  const pid_t pid = fork();
+  if (pid < 0) throw failure(exit_usage, "demo: cannot fork " + args.front());
+  if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);   // dies with us, even if we are killed
     if (getppid() != parent) _exit(1);  // we died before prctl took effect
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);  // the demo blocks its stop signals; redis must not
-    execvp(argv[0], const_cast<char* const*>(argv));
+    const int in = open("/dev/null", O_RDONLY);
+    const int out = open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (in >= 0) dup2(in, STDIN_FILENO);
+    if (out >= 0) {
+      dup2(out, STDOUT_FILENO);
+      dup2(out, STDERR_FILENO);
+    }
+    if (in > STDERR_FILENO) close(in);
+    if (out > STDERR_FILENO) close(out);
+    execvp(argv[0], argv.data());
     _exit(127);
   }
-  relock::config probe;
-  probe.url = url_;
-  probe.connect_timeout = std::chrono::milliseconds(200);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  for (;;) {
-    try {
-      relock::client ready(probe);
-      return;
-    } catch (const relock::error&) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = 0;
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-          std::error_code ignored;
-          std::filesystem::remove_all(dir_, ignored);
-          throw failure(exit_usage,
-                        "demo: no Redis at the default URL and no redis-server on "
-                        "PATH to start one; install redis-server or pass --url");
+  pids.push_back(pid);
+  return pid;
+}
+
+std::optional<int> private_redis::processes::ended(pid_t pid) {
+  int status = 0;
+  if (waitpid(pid, &status, WNOHANG) != pid) return std::nullopt;
+  std::erase(pids, pid);  // reaped: its PID may be reused, never to be killed again
+  return status;
+}
+
+void private_redis::fail(const std::string& what, const std::string& log) {
+  if (!log.empty()) own_.dir.keep();
+  throw failure(exit_usage, what + (log.empty() ? "" : "; see " + log));
+}
+
+private_redis::private_redis(shape s) : shape_(s) {
+  if (shape_ == shape::server) {
+    std::set<unsigned> taken;
+    url_ = "redis://127.0.0.1:" + std::to_string(start_server(own_.dir.path(), taken));
+    return;
+  }
+  std::set<unsigned> taken;  // every node's port and bus port
+  std::vector<std::uint16_t> ports;
+  for (int i = 1; i <= cluster_masters; ++i) {
+    const std::string dir = own_.dir.path() + "/node-" + std::to_string(i);  // its own nodes.conf
+    std::filesystem::create_directory(dir);
+    ports.push_back(start_server(dir, taken));
+  }
+  create_cluster(ports);
+  url_ = "redis-cluster://";
+  for (std::size_t i = 0; i < ports.size(); ++i) {
+    url_ += (i == 0 ? "127.0.0.1:" : ",127.0.0.1:") + std::to_string(ports[i]);
+  }
+}
+
+std::uint16_t private_redis::start_server(const std::string& dir, std::set<unsigned>& taken) {
+  const bool node = shape_ == shape::cluster;
+  const std::string log = dir + "/redis.log";
+  for (int attempt = 1;; ++attempt) {
+    // A port that failed stays taken, so it is not picked again.
+    const auto port = loopback::free_port(taken, node);
+    taken.insert(port);
+    if (node) taken.insert(port + loopback::bus_offset);
+    std::vector<std::string> args{"redis-server", "--port", std::to_string(port)};
+    args.insert(args.end(), {"--bind", "127.0.0.1", "--dir", dir, "--logfile", log});
+    args.insert(args.end(), {"--save", "", "--appendonly", "no"});  // a demo's data: not kept
+    if (node) {
+      args.insert(args.end(), {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"});
+    }
+    const pid_t pid = own_.spawn(args, log);
+    // Its PID in INFO, not just an answer: if another process took the port first, ours
+    // exits, and the other one would answer.
+    const std::string ours = "process_id:" + std::to_string(pid) + "\r\n";
+    const auto deadline = steady::now() + ready_timeout;
+    for (;;) {
+      if (loopback::ask(port, "INFO server", 200ms).find(ours) != std::string::npos) return port;
+      if (const auto status = own_.ended(pid)) {
+        if (not_found(*status)) {
+          fail(node ? "demo --cluster: no redis-server on PATH to start a private cluster; "
+                      "install redis-server or pass --url redis-cluster://HOST:PORT,..."
+                    : "demo: no Redis at the default URL and no redis-server on PATH to start "
+                      "one; install redis-server or pass --url",
+               "");
         }
-        throw failure(exit_usage,
-                      "demo: the private redis-server exited at start; see " + dir_ + "/redis.log");
+        if (attempt == start_attempts) fail("demo: the private redis-server exited at start", log);
+        break;  // another port
       }
-      if (std::chrono::steady_clock::now() > deadline) {
-        kill(pid_, SIGKILL);  // a constructor that throws gets no destructor
-        waitpid(pid_, nullptr, 0);
-        pid_ = 0;
-        throw failure(exit_usage, "demo: the private redis-server did not answer within 10 s");
+      if (steady::now() > deadline) {
+        fail("demo: the private redis-server did not answer within " +
+                 std::to_string(ready_timeout.count()) + " s",
+             "");
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling with a deadline
+      std::this_thread::sleep_for(poll_interval);
     }
   }
 }
 
-private_redis::~private_redis() {
-  if (pid_ > 0) {
-    kill(pid_, SIGKILL);  // nothing to save: a demo's data
-    waitpid(pid_, nullptr, 0);
+void private_redis::create_cluster(const std::vector<std::uint16_t>& ports) {
+  std::vector<std::string> args{"redis-cli", "--cluster", "create"};
+  for (auto port : ports) args.push_back("127.0.0.1:" + std::to_string(port));
+  args.insert(args.end(), {"--cluster-replicas", "0", "--cluster-yes"});
+  const std::string log = own_.dir.path() + "/create.log";
+  const pid_t cli = own_.spawn(args, log);
+  const auto deadline = steady::now() + cluster_timeout;
+  const auto late = [&] { return steady::now() > deadline; };
+  const std::string within = " within " + std::to_string(cluster_timeout.count()) + " s";
+  std::optional<int> status;
+  while (!(status = own_.ended(cli))) {
+    if (late()) fail("demo: redis-cli --cluster create did not finish" + within, log);
+    std::this_thread::sleep_for(poll_interval);
   }
-  std::error_code ignored;
-  std::filesystem::remove_all(dir_, ignored);
+  if (not_found(*status)) {
+    fail(
+        "demo --cluster: no redis-cli on PATH to join a private cluster; install redis-cli or pass "
+        "--url redis-cluster://HOST:PORT,...",
+        "");
+  }
+  if (!WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
+    fail("demo: redis-cli --cluster create failed", log);
+  }
+  for (auto port : ports) {
+    while (loopback::ask(port, "CLUSTER INFO", 200ms).find("cluster_state:ok") ==
+           std::string::npos) {
+      if (late()) fail("demo: the private cluster did not reach cluster_state:ok" + within, log);
+      std::this_thread::sleep_for(poll_interval);
+    }
+  }
 }
 
 }  // namespace relock_cli

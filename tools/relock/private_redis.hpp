@@ -1,24 +1,52 @@
-// A throwaway redis-server for `relock demo` when none is given or answering: free loopback
-// port, temp dir, dies with us (PR_SET_PDEATHSIG), stopped by PID when this object goes.
+// A throwaway Redis for `relock demo` when none is given or answering: one redis-server, or a
+// Redis Cluster of three masters that redis-cli joins, on free loopback ports in a temp dir;
+// redis-server and redis-cli are taken from PATH. The servers die with us (PR_SET_PDEATHSIG)
+// and are stopped by PID, and the dir removed, when this object goes. Make it on the thread
+// that outlives it (the servers die with the thread that started them): the main thread.
 #pragma once
 
 #include <sys/types.h>
 
+#include <cstdint>
+#include <optional>
+#include <set>
 #include <string>
+#include <vector>
+
+#include "demo_dir.hpp"
 
 namespace relock_cli {
 
 class private_redis {
  public:
-  private_redis();  // throws failure when redis-server cannot be started
-  ~private_redis();
-  private_redis(const private_redis&) = delete;
-  private_redis& operator=(const private_redis&) = delete;
+  enum class shape { server, cluster };
+
+  // Returns once the server answers, or once every node of the cluster says cluster_state:ok.
+  // Throws failure (exit_usage) when it does not come up, naming the log that says why.
+  explicit private_redis(shape s);
   const std::string& url() const { return url_; }
 
  private:
-  pid_t pid_ = 0;
-  std::string dir_;
+  // The processes started and their dir: stopped by PID, reaped and removed when it goes, also
+  // when the constructor throws half way. A failure that names a log keeps the dir.
+  struct processes {
+    demo_dir dir;  // declared first, so it goes last: after the servers are stopped
+    std::vector<pid_t> pids;
+    processes() = default;
+    ~processes();
+    processes(const processes&) = delete;
+    processes& operator=(const processes&) = delete;
+    pid_t spawn(const std::vector<std::string>& args, const std::string& output);
+    // The exit status, once `pid` has ended (then it is reaped and forgotten).
+    std::optional<int> ended(pid_t pid);
+  };
+
+  std::uint16_t start_server(const std::string& dir, std::set<unsigned>& taken);
+  void create_cluster(const std::vector<std::uint16_t>& ports);
+  [[noreturn]] void fail(const std::string& what, const std::string& log);
+
+  shape shape_;
+  processes own_;
   std::string url_;
 };
 

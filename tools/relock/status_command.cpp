@@ -1,5 +1,6 @@
 // relock status: who holds NAME and how often, its lease, and a fair lock's queue, as
-// client::inspect reads them from the data, so holders in Java (Redisson) show up too.
+// client::inspect reads them from the data, so holders in Java (Redisson) show up too; and the
+// node that serves it (in a cluster, the master of its slot).
 #include "cli.hpp"
 #include "output.hpp"
 
@@ -16,6 +17,7 @@ bool lock_family(relock::object_kind kind) {
 lock_status shown(const relock::lock_info& info) {
   lock_status s;
   s.name = info.name;
+  s.node = info.node;
   // A free plain lock stores nothing: to the user it is a lock all the same.
   s.kind = info.kind == relock::object_kind::none ? "lock" : relock::to_string(info.kind);
   s.locked = info.redis_type == "hash";
