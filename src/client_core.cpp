@@ -104,6 +104,16 @@ client_core::client_core(config settings)
   // Classic pub/sub reaches every node of a cluster through the cluster bus, so one subscriber
   // connection (to the first master) hears every channel. Sharded pub/sub comes with issue #16.
   options.push_mode = true;
+  if (cluster) {
+    // Any node hears every classic message: when the subscriber's node is lost, the next
+    // reconnect tries the next master the map knows.
+    options.next_target = [this, endpoint_of,
+                           turn = std::size_t{0}]() mutable -> std::optional<net::endpoint> {
+      auto masters = executor_->masters();
+      if (masters.empty()) return std::nullopt;
+      return endpoint_of(masters[turn++ % masters.size()]);
+    };
+  }
   auto push_connection = net::connection::create(io_, options);
   subscriber_ = pubsub::subscriber::create(io_, push_connection, settings_.command_timeout,
                                            settings_.publish == publish_mode::sharded);

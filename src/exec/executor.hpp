@@ -95,6 +95,8 @@ class executor {
   net::connection& route(std::string_view key);
 
   bool cluster() const { return router_.cluster(); }
+  // The cluster's masters as the map has them now (I/O thread only).
+  std::vector<topology::node> masters() const { return router_.map().masters(); }
   // The node that serves `key` now, as host:port (I/O thread only).
   std::string node_of(std::string_view key) const;
 

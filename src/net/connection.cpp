@@ -182,6 +182,9 @@ void connection::schedule_reconnect() {
   retry_timer_.expires_after(delay);
   retry_timer_.async_wait([this, self](std::error_code ec) {
     if (ec || state_ != state::waiting_to_retry) return;
+    if (options_.next_target) {
+      if (auto next = options_.next_target()) options_.target = std::move(*next);
+    }
     connect();
   });
 }

@@ -14,6 +14,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <unordered_map>
@@ -46,6 +47,9 @@ struct connection_options {
   std::chrono::milliseconds reconnect_max_delay{2'000};
   bool push_mode = false;
   log_function log;
+  // Where each reconnect goes, when set (a cluster's subscriber moves on to a node that is up);
+  // nullopt or unset: the same target again.
+  std::function<std::optional<endpoint>()> next_target;
 };
 
 class connection : public std::enable_shared_from_this<connection> {
