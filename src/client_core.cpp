@@ -11,6 +11,7 @@
 #include "net/endpoint.hpp"
 #include "net/io_loop.hpp"
 #include "objects/ids.hpp"
+#include "pubsub/subscriber_set.hpp"
 
 namespace relock::detail {
 namespace {
@@ -52,10 +53,24 @@ client_core::client_core(config settings)
   options.reconnect_min_delay = settings_.reconnect_min_delay;
   options.reconnect_max_delay = settings_.reconnect_max_delay;
   options.log = settings_.log;
-  if (cluster && settings_.publish == publish_mode::sharded) {
-    throw error(errc::invalid_argument,
-                "sharded pub/sub in a cluster is not available yet: use publish_mode::classic");
+  // The URL's ?pubsub= overrides the setting.
+  publish_mode publish = settings_.publish;
+  if (target.pubsub) {
+    switch (*target.pubsub) {
+      case net::pubsub_mode::auto_detect:
+        publish = publish_mode::auto_detect;
+        break;
+      case net::pubsub_mode::sharded:
+        publish = publish_mode::sharded;
+        break;
+      case net::pubsub_mode::classic:
+        publish = publish_mode::classic;
+        break;
+      case net::pubsub_mode::both:
+        throw error(errc::invalid_argument, "pubsub=both is not available yet");
+    }
   }
+  bool sharded = publish == publish_mode::sharded;
 
   // Every connection must come up before the client is usable: a wrong password or a dead
   // server is reported here, once, instead of on every later call.
@@ -78,7 +93,10 @@ client_core::client_core(config settings)
     return e;
   };
   if (cluster) {
-    auto map = exec::discover_cluster(target.nodes, options, settings_.command_timeout);
+    auto [map, sharded_answers] =
+        exec::discover_cluster(target.nodes, options, settings_.command_timeout);
+    // auto: sharded where the cluster has it (Redis 7), as Redisson 3.22 and later do.
+    sharded = sharded || (publish == publish_mode::auto_detect && sharded_answers);
     std::vector<std::pair<topology::node, exec::pool>> pools;
     for (const auto& master : map.masters()) {
       pools.emplace_back(master, connections_to(endpoint_of(master)));
@@ -101,34 +119,50 @@ client_core::client_core(config settings)
     executor_ = std::make_unique<exec::executor>(io_, std::move(pool),
                                                  exec::executor_options{settings_.command_timeout});
   }
-  // Classic pub/sub reaches every node of a cluster through the cluster bus, so one subscriber
-  // connection (to the first master) hears every channel. Sharded pub/sub comes with issue #16.
   options.push_mode = true;
-  if (cluster) {
-    // Any node hears every classic message: when the subscriber's node is lost, the next
-    // reconnect tries the next master the map knows.
-    options.next_target = [this, endpoint_of,
-                           turn = std::size_t{0}]() mutable -> std::optional<net::endpoint> {
-      auto masters = executor_->masters();
-      if (masters.empty()) return std::nullopt;
-      return endpoint_of(masters[turn++ % masters.size()]);
+  if (cluster && sharded) {
+    // A subscriber per node, each channel on its slot's master (subscriber_set.hpp).
+    auto make = [this, options, endpoint_of](const topology::node& n) {
+      auto o = options;
+      o.target = endpoint_of(n);
+      auto c = net::connection::create(io_, o);
+      auto s = pubsub::subscriber::create(io_, c, settings_.command_timeout, /*sharded=*/true);
+      c->start();
+      return s;
     };
+    subscribers_ = std::make_unique<pubsub::subscriber_set>(
+        io_, [this](std::string_view channel) { return executor_->node_for(channel); },
+        [this](std::uint16_t slot, const topology::node& to) { executor_->learn_moved(slot, to); },
+        std::move(make));
+    channels_ = subscribers_.get();
+  } else {
+    // Classic pub/sub reaches every node of a cluster through the cluster bus, so one
+    // subscriber connection (to the first master) hears every channel.
+    if (cluster) {
+      // When the subscriber's node is lost, the next reconnect tries the next master.
+      options.next_target = [this, endpoint_of,
+                             turn = std::size_t{0}]() mutable -> std::optional<net::endpoint> {
+        auto masters = executor_->masters();
+        if (masters.empty()) return std::nullopt;
+        return endpoint_of(masters[turn++ % masters.size()]);
+      };
+    }
+    auto push_connection = net::connection::create(io_, options);
+    subscriber_ =
+        pubsub::subscriber::create(io_, push_connection, settings_.command_timeout, sharded);
+    to_start.push_back(push_connection);
+    channels_ = subscriber_.get();
   }
-  auto push_connection = net::connection::create(io_, options);
-  subscriber_ = pubsub::subscriber::create(io_, push_connection, settings_.command_timeout,
-                                           settings_.publish == publish_mode::sharded);
-  to_start.push_back(push_connection);
 
-  waiters_ = std::make_unique<pubsub::waiter_queues>(*subscriber_);
+  waiters_ = std::make_unique<pubsub::waiter_queues>(*channels_);
   // A script may touch keys of one slot only in a cluster: renewals and latch sweeps go by slot.
   watchdog_ = std::make_unique<renewal::watchdog>(
-      *executor_, *subscriber_,
+      *executor_, *channels_,
       renewal::watchdog_options{settings_.watchdog_lease, settings_.renewal_batch, cluster,
                                 settings_.on_lock_lost, settings_.log});
   sweeper_ = std::make_unique<exec::key_sweeper>(*executor_, keys_per_del, cluster);
-  // Sharded pub/sub exists only in Cluster, and relock uses classic there for now: auto means
-  // classic everywhere today.
-  publish_command_ = settings_.publish == publish_mode::sharded ? "SPUBLISH" : "PUBLISH";
+  // Sharded pub/sub exists only in Cluster: auto means classic on one server.
+  publish_command_ = sharded ? "SPUBLISH" : "PUBLISH";
 
   thread_ = std::thread([this] {
     net::run_io_loop(io_, settings_.busy_poll,
@@ -216,7 +250,8 @@ void client_core::drain() {
     return;
   }
   executor_->close();
-  subscriber_->close();
+  if (subscriber_) subscriber_->close();
+  if (subscribers_) subscribers_->close();
   // Posted after the completions that closing queued, so they run before the loop stops.
   asio::post(io_, [this] { io_.stop(); });
 }

@@ -21,6 +21,7 @@
 #include "exec/key_sweeper.hpp"
 #include "net/connection.hpp"
 #include "pubsub/subscriber.hpp"
+#include "pubsub/subscriber_set.hpp"
 #include "pubsub/waiter_queue.hpp"
 #include "renewal/watchdog.hpp"
 
@@ -86,7 +87,10 @@ class client_core {
   const std::string& id() const { return id_; }
   asio::io_context& io() { return io_; }
   exec::executor& executor() { return *executor_; }
+  // The one subscriber (none with sharded pub/sub in a cluster: see channels()).
   pubsub::subscriber& subscriber() { return *subscriber_; }
+  pubsub::channels& channels() { return *channels_; }
+  bool sharded_pubsub() const { return subscribers_ != nullptr; }
   pubsub::waiter_queues& waiters() { return *waiters_; }
   renewal::watchdog& watchdog() { return *watchdog_; }
   exec::key_sweeper& sweeper() { return *sweeper_; }
@@ -112,7 +116,9 @@ class client_core {
   asio::steady_timer drain_timer_{io_};
   std::chrono::steady_clock::time_point drain_until_{};
   std::unique_ptr<exec::executor> executor_;
-  std::shared_ptr<pubsub::subscriber> subscriber_;
+  std::shared_ptr<pubsub::subscriber> subscriber_;       // one server, or classic in a cluster
+  std::unique_ptr<pubsub::subscriber_set> subscribers_;  // sharded in a cluster
+  pubsub::channels* channels_ = nullptr;                 // whichever of the two
   std::unique_ptr<pubsub::waiter_queues> waiters_;
   std::unique_ptr<renewal::watchdog> watchdog_;
   std::unique_ptr<exec::key_sweeper> sweeper_;

@@ -13,6 +13,7 @@ struct answer {
   std::error_code ec;
   std::string detail;
   std::optional<topology::slot_map> map;
+  bool sharded = false;
   bool not_cluster = false;
 };
 
@@ -30,12 +31,13 @@ answer ask(const net::endpoint& seed, net::connection_options options,
       c->close();  // it would go on reconnecting
       return;
     }
-    resp::request both;
-    both.push({"CLUSTER", "SHARDS"});
-    both.push({"CLUSTER", "SLOTS"});
-    c->send(std::move(both), net::clock::now() + command_timeout,
+    resp::request asked;
+    asked.push({"CLUSTER", "SHARDS"});
+    asked.push({"CLUSTER", "SLOTS"});
+    asked.push({"PUBSUB", "SHARDNUMSUB"});
+    c->send(std::move(asked), net::clock::now() + command_timeout,
             [&](std::error_code ec, std::vector<resp::reply> replies) {
-              if (ec || replies.size() != 2) {
+              if (ec || replies.size() != 3) {
                 a.ec = ec ? ec : make_error_code(errc::connection);
                 a.detail = replies.empty() ? "no reply" : replies.back().str;
               } else if (replies[1].is_error()) {
@@ -47,6 +49,7 @@ answer ask(const net::endpoint& seed, net::connection_options options,
                 a.detail = replies[1].str;
               } else {
                 std::string why;
+                a.sharded = !replies[2].is_error();
                 a.map = topology::slot_map::from_shards(replies[0], seed.host, &why);
                 if (!a.map) a.map = topology::slot_map::from_slots(replies[1], seed.host, &why);
                 if (!a.map) {
@@ -63,14 +66,14 @@ answer ask(const net::endpoint& seed, net::connection_options options,
 
 }  // namespace
 
-topology::slot_map discover_cluster(const std::vector<net::endpoint>& seeds,
-                                    net::connection_options options,
-                                    std::chrono::milliseconds command_timeout) {
+cluster_view discover_cluster(const std::vector<net::endpoint>& seeds,
+                              net::connection_options options,
+                              std::chrono::milliseconds command_timeout) {
   std::string reasons;
   std::error_code last = errc::connection;
   for (const auto& seed : seeds) {
     answer a = ask(seed, options, command_timeout);
-    if (a.map) return std::move(*a.map);
+    if (a.map) return {std::move(*a.map), a.sharded};
     if (a.not_cluster) {
       throw error(errc::invalid_argument, seed.address() + " is not in cluster mode (" + a.detail +
                                               "): use a redis:// URL for one server");

@@ -12,10 +12,15 @@
 
 namespace relock::exec {
 
+struct cluster_view {
+  topology::slot_map map;
+  bool sharded_pubsub = false;  // PUBSUB SHARDNUMSUB answers (Redis 7)
+};
+
 // Throws relock::error: errc::connection when no seed answers (with each seed's reason),
 // errc::invalid_argument when a seed is not in cluster mode, auth_failed as the seed says.
-topology::slot_map discover_cluster(const std::vector<net::endpoint>& seeds,
-                                    net::connection_options options,
-                                    std::chrono::milliseconds command_timeout);
+cluster_view discover_cluster(const std::vector<net::endpoint>& seeds,
+                              net::connection_options options,
+                              std::chrono::milliseconds command_timeout);
 
 }  // namespace relock::exec

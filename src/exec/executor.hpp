@@ -95,6 +95,12 @@ class executor {
   net::connection& route(std::string_view key);
 
   bool cluster() const { return router_.cluster(); }
+  // Where `key` goes now; none when the cluster map has no master for its slot (I/O thread).
+  std::optional<topology::node> node_for(std::string_view key) const {
+    return router_.node_for(key);
+  }
+  // A MOVED met elsewhere (a sharded subscription) (I/O thread only).
+  void learn_moved(std::uint16_t slot, topology::node to) { router_.moved(slot, std::move(to)); }
   // The cluster's masters as the map has them now (I/O thread only).
   std::vector<topology::node> masters() const { return router_.map().masters(); }
   // The node that serves `key` now, as host:port (I/O thread only).

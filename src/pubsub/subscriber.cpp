@@ -6,6 +6,8 @@
 #include <asio/post.hpp>
 #include <relock/errors.hpp>
 
+#include "topology/slot.hpp"
+
 namespace relock::pubsub {
 
 subscription& subscription::operator=(subscription&& other) noexcept {
@@ -86,14 +88,20 @@ void subscriber::subscribe(std::string channel, listener_function on_event,
 
 listener_ptr subscriber::add(std::string channel, listener_function on_event,
                              confirm_callback confirmed) {
-  auto l = std::make_shared<listener>(listener{channel, std::move(on_event)});
+  auto l = std::make_shared<listener>(listener{std::move(channel), std::move(on_event)});
+  add(l, std::move(confirmed));
+  return l;
+}
+
+void subscriber::add(listener_ptr l, confirm_callback confirmed) {
+  const std::string& channel = l->channel;
   auto [it, fresh] = channels_.try_emplace(channel);
   channel_state& state = it->second;
   state.listeners.push_back(l);
   if (state.state == phase::subscribed) {
     // Already confirmed: no round trip. Posted, so the caller never re-enters itself.
     asio::post(io_, [confirmed = std::move(confirmed)]() mutable { confirmed({}); });
-    return l;
+    return;
   }
   auto c = std::make_shared<confirmation>();
   c->who = l;
@@ -111,7 +119,6 @@ listener_ptr subscriber::add(std::string channel, listener_function on_event,
   state.waiting.push_back(std::move(c));
   // While unsubscribing, the `unsubscribe` confirmation sees listeners and subscribes again.
   if (fresh && connection_->ready()) send(sharded_ ? "SSUBSCRIBE" : "SUBSCRIBE", {channel});
-  return l;
 }
 
 void subscriber::remove(const listener_ptr& l) {
@@ -141,6 +148,7 @@ void subscriber::send(std::string_view verb, const std::vector<std::string_view>
 }
 
 void subscriber::on_push(resp::reply& push) {
+  if (push.is_error()) return refused(push);
   if (!push.is_array() || push.elements.size() < 2) return;
   const std::string& kind = push.elements[0].str;
   const std::string& channel = push.elements[1].str;
@@ -174,7 +182,13 @@ void subscriber::confirmed(const std::string& channel) {
 
 void subscriber::unsubscribed(const std::string& channel) {
   auto it = channels_.find(channel);
-  if (it == channels_.end() || it->second.state != phase::unsubscribing) return;
+  if (it == channels_.end()) return;
+  if (it->second.state != phase::unsubscribing) {
+    // Not asked for: the server ended a sharded subscription because the channel's slot moved
+    // (or its node stopped serving it). Later messages go to the new owner: follow them there.
+    if (on_moved_ && !it->second.listeners.empty()) hand_over(it, std::nullopt);
+    return;
+  }
   if (it->second.listeners.empty()) {
     channels_.erase(it);
     return;
@@ -219,6 +233,37 @@ void subscriber::on_ready() {
   } else {
     send("SUBSCRIBE", channels);
   }
+}
+
+// An SSUBSCRIBE answered MOVED: the error names the slot, not the channel, so every channel of
+// that slot still waiting for its confirmation here goes.
+void subscriber::refused(const resp::reply& error) {
+  auto r = topology::parse_redirect(error.str);
+  if (!r || !on_moved_) return;
+  for (auto it = channels_.begin(); it != channels_.end();) {
+    auto next = std::next(it);
+    if (it->second.state == phase::subscribing && topology::slot_of(it->first) == r->slot) {
+      hand_over(it, r);
+    }
+    it = next;
+  }
+}
+
+void subscriber::hand_over(std::unordered_map<std::string, channel_state>::iterator it,
+                           std::optional<topology::redirect> moved_to) {
+  moved_channel moved{it->first, {}, std::move(moved_to)};
+  for (auto& l : it->second.listeners) {
+    confirm_callback due;
+    for (auto& c : it->second.waiting) {
+      if (c->who == l && c->callback) {
+        c->timer->cancel();
+        due = std::exchange(c->callback, {});
+      }
+    }
+    moved.listeners.emplace_back(l, std::move(due));
+  }
+  channels_.erase(it);
+  on_moved_(std::move(moved));
 }
 
 }  // namespace relock::pubsub

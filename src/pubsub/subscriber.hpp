@@ -14,6 +14,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -25,6 +26,7 @@
 
 #include <relock/detail/unique_function.hpp>
 #include "net/connection.hpp"
+#include "topology/redirect.hpp"
 
 namespace relock::pubsub {
 
@@ -66,9 +68,32 @@ class subscription {
   listener_ptr listener_;
 };
 
-class subscriber : public std::enable_shared_from_this<subscriber> {
+using confirm_callback = detail::unique_function<void(std::error_code)>;
+
+// Where listeners join channels: one subscriber (one server, or classic pub/sub in a cluster),
+// or a subscriber per cluster node (sharded pub/sub, subscriber_set.hpp). I/O thread only.
+class channels {
  public:
-  using confirm_callback = detail::unique_function<void(std::error_code)>;
+  virtual ~channels() = default;
+  // `confirmed` runs once the server confirmed the channel, or with errc::timeout / a
+  // connection error; the listener stays either way until removed.
+  virtual listener_ptr add(std::string channel, listener_function on_event,
+                           confirm_callback confirmed) = 0;
+  virtual void remove(const listener_ptr& l) = 0;
+  virtual asio::io_context& io() = 0;
+};
+
+// A channel this subscriber lost to another node (sharded pub/sub: the slot moved, the server
+// ended the subscription or answered MOVED): its listeners, with the confirmations still due.
+struct moved_channel {
+  std::string channel;
+  std::vector<std::pair<listener_ptr, confirm_callback>> listeners;
+  std::optional<topology::redirect> moved_to;  // when the server named the new owner
+};
+
+class subscriber : public std::enable_shared_from_this<subscriber>, public channels {
+ public:
+  using confirm_callback = pubsub::confirm_callback;
 
   // `connection` must be in push mode and not yet started.
   static std::shared_ptr<subscriber> create(asio::io_context& io,
@@ -82,13 +107,19 @@ class subscriber : public std::enable_shared_from_this<subscriber> {
                  detail::unique_function<void(std::error_code, subscription)> done);
 
   // I/O thread only: the waiting loop's direct interface.
-  listener_ptr add(std::string channel, listener_function on_event, confirm_callback confirmed);
-  void remove(const listener_ptr& l);
+  listener_ptr add(std::string channel, listener_function on_event,
+                   confirm_callback confirmed) override;
+  // The same for a listener made elsewhere (one moving in from another node).
+  void add(listener_ptr l, confirm_callback confirmed);
+  void remove(const listener_ptr& l) override;
+  // Sharded pub/sub in a cluster: who takes the channels the server sends elsewhere. Unset, a
+  // channel the server ends is simply subscribed again.
+  void on_moved(std::function<void(moved_channel)> f) { on_moved_ = std::move(f); }
 
   // I/O thread only. Channels the server holds for us or is about to (for tests: no growth).
   std::size_t channel_count() const { return channels_.size(); }
   net::connection& connection() { return *connection_; }
-  asio::io_context& io() { return io_; }
+  asio::io_context& io() override { return io_; }
   void close();
 
  private:
@@ -115,12 +146,16 @@ class subscriber : public std::enable_shared_from_this<subscriber> {
   void confirmed(const std::string& channel);
   void unsubscribed(const std::string& channel);
   void deliver(const std::string& channel, std::string_view payload);
+  void hand_over(std::unordered_map<std::string, channel_state>::iterator it,
+                 std::optional<topology::redirect> moved_to);
+  void refused(const resp::reply& error);
 
   asio::io_context& io_;
   std::shared_ptr<net::connection> connection_;
   std::chrono::milliseconds confirm_timeout_;
   bool sharded_;
   std::unordered_map<std::string, channel_state> channels_;
+  std::function<void(moved_channel)> on_moved_;
 };
 
 }  // namespace relock::pubsub

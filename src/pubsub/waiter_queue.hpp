@@ -24,7 +24,7 @@ class waiter_queues {
  public:
   using ready_callback = detail::unique_function<void(std::error_code)>;
 
-  explicit waiter_queues(subscriber& s) : subscriber_(s) {}
+  explicit waiter_queues(channels& s) : subscriber_(s) {}
 
   // Queues `w` on `channel`, whose messages `wakes` reads. `ready` runs (posted) once the
   // channel's subscription is confirmed, or with the error that kept it from being confirmed. An
@@ -57,7 +57,7 @@ class waiter_queues {
   void subscribe(const std::shared_ptr<queue>& q);
   void on_event(queue& q, const event& e);
 
-  subscriber& subscriber_;
+  channels& subscriber_;
   std::unordered_map<std::string, std::shared_ptr<queue>> queues_;
 };
 

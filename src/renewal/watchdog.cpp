@@ -4,8 +4,7 @@
 
 namespace relock::renewal {
 
-watchdog::watchdog(exec::executor& executor, pubsub::subscriber& subscriber,
-                   watchdog_options options)
+watchdog::watchdog(exec::executor& executor, pubsub::channels& subscriber, watchdog_options options)
     : executor_(executor),
       subscriber_(subscriber),
       options_(std::move(options)),

@@ -45,7 +45,7 @@ class watchdog {
  public:
   using release_plan = hold_table::release_plan;
 
-  watchdog(exec::executor& executor, pubsub::subscriber& subscriber, watchdog_options options);
+  watchdog(exec::executor& executor, pubsub::channels& subscriber, watchdog_options options);
 
   // `renew` is null for a fixed lease; it is told `owner` for the hold. With a `listen_on`
   // channel, every message there (and every resubscription) checks the hold at once, so a hold
@@ -79,7 +79,7 @@ class watchdog {
   void log(log_level level, const std::string& text) const;
 
   exec::executor& executor_;
-  pubsub::subscriber& subscriber_;
+  pubsub::channels& subscriber_;
   watchdog_options options_;
   asio::steady_timer timer_;
   bool armed_ = false;

@@ -13,6 +13,7 @@
 
 #include <relock/client.hpp>
 
+#include "cluster_env.hpp"
 #include "support/redis_cluster.hpp"
 #include "support/wait.hpp"
 
@@ -30,13 +31,6 @@ class cluster_failover : public ::testing::Test {
  protected:
   void SetUp() override { cluster().restore(); }
   void TearDown() override { cluster().restore(); }
-  static redis_cluster& cluster() { return shared_cluster(); }
-  static std::string name_on(const cluster_node& master, const std::string& prefix) {
-    for (int i = 0;; ++i) {
-      std::string name = prefix + std::to_string(i);
-      if (cluster().owner_of(name).port == master.port) return name;
-    }
-  }
 };
 
 }  // namespace

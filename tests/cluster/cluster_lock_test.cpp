@@ -16,6 +16,7 @@
 
 #include "client_access.hpp"
 #include "client_core.hpp"
+#include "cluster_env.hpp"
 #include "support/free_port.hpp"
 #include "support/redis_cluster.hpp"
 #include "support/redis_server.hpp"
@@ -31,26 +32,10 @@ namespace {
 class cluster_lock : public ::testing::Test {
  protected:
   void SetUp() override { cluster().restore(); }
-  static redis_cluster& cluster() { return shared_cluster(); }
   static relock::config settings() {
     relock::config c;
     c.url = cluster().seed_url();
     return c;
-  }
-  // A name (with `prefix`) whose slot `master` serves.
-  static std::string name_on(const cluster_node& master, const std::string& prefix) {
-    for (int i = 0;; ++i) {
-      std::string name = prefix + std::to_string(i);
-      if (cluster().owner_of(name).port == master.port) return name;
-    }
-  }
-  // Subscribers of `channel` over every node: classic pub/sub counts where one subscribed.
-  static long long subscribers(const std::string& channel) {
-    long long n = 0;
-    for (const auto& node : cluster().masters()) {
-      n += cluster().client(node).command({"PUBSUB", "NUMSUB", channel}).elements.at(1).integer;
-    }
-    return n;
   }
 };
 
@@ -109,30 +94,32 @@ TEST_F(cluster_lock, two_clients_exclude_each_other_over_two_hundred_names) {
   for (int i = 0; i < names; ++i) EXPECT_EQ(counters[i], 4 * rounds) << "name " << i;
 }
 
-TEST_F(cluster_lock, a_waiter_wakes_on_the_unlock_message_whichever_master_has_the_channel) {
-  relock::client holder(settings()), waiter(settings());
-  for (const auto& master : cluster().masters()) {
-    const std::string name = name_on(master, "wake:");
-    auto held = holder.lock(name);
-    held.lock();  // the watchdog's 30 s lease: waking by TTL would take that long
-    std::atomic<bool> got{false};
-    std::thread t([&] {
-      auto l = waiter.lock(name);
-      l.lock();
-      got = true;
-      l.unlock();
-    });
-    ASSERT_TRUE(
-        wait_until([&] { return subscribers("redisson_lock__channel:{" + name + "}") >= 1; }, 5s));
-    const auto released = steady::now();
-    held.unlock();
-    ASSERT_TRUE(wait_until([&] { return got.load(); }, 5s)) << "on master " << master.port;
-    const auto took = steady::now() - released;
-    std::printf("master %u: the waiter in %lld us\n", master.port,
-                static_cast<long long>(
-                    std::chrono::duration_cast<std::chrono::microseconds>(took).count()));
-    EXPECT_LT(took, 2s) << "woke on the message, not on the lease";
-    t.join();
+TEST_F(cluster_lock, a_waiter_wakes_on_the_unlock_message_in_each_mode_and_on_each_master) {
+  for (const std::string mode : {"classic", "sharded"}) {
+    relock::client holder(cluster_settings(mode)), waiter(cluster_settings(mode));
+    for (const auto& master : cluster().masters()) {
+      const std::string name = name_on(master, "wake-" + mode + ":");
+      auto held = holder.lock(name);
+      held.lock();  // the watchdog's 30 s lease: waking by TTL would take that long
+      std::atomic<bool> got{false};
+      std::thread t([&] {
+        auto l = waiter.lock(name);
+        l.lock();
+        got = true;
+        l.unlock();
+      });
+      ASSERT_TRUE(wait_until(
+          [&] { return subscribers("redisson_lock__channel:{" + name + "}") >= 1; }, 5s));
+      const auto released = steady::now();
+      held.unlock();
+      ASSERT_TRUE(wait_until([&] { return got.load(); }, 5s)) << "on master " << master.port;
+      const auto took = steady::now() - released;
+      std::printf("%s, master %u: the waiter in %lld us\n", mode.c_str(), master.port,
+                  static_cast<long long>(
+                      std::chrono::duration_cast<std::chrono::microseconds>(took).count()));
+      EXPECT_LT(took, 2s) << "woke on the message, not on the lease";
+      t.join();
+    }
   }
 }
 

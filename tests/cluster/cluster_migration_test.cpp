@@ -9,6 +9,7 @@
 
 #include <relock/client.hpp>
 
+#include "cluster_env.hpp"
 #include "support/redis_cluster.hpp"
 #include "support/wait.hpp"
 
@@ -21,18 +22,11 @@ namespace {
 class cluster_migration : public ::testing::Test {
  protected:
   void SetUp() override { cluster().restore(); }
-  static redis_cluster& cluster() { return shared_cluster(); }
   static relock::config settings(std::chrono::milliseconds lease = 30s) {
     relock::config c;
     c.url = cluster().seed_url();
     c.watchdog_lease = lease;
     return c;
-  }
-  static std::string name_on(const cluster_node& master, const std::string& prefix) {
-    for (int i = 0;; ++i) {
-      std::string name = prefix + std::to_string(i);
-      if (cluster().owner_of(name).port == master.port) return name;
-    }
   }
 };
 
@@ -82,20 +76,9 @@ TEST_F(cluster_migration, a_release_waits_out_tryagain_and_its_waiter_wakes_by_m
     got = true;
     w.unlock();
   });
-  // The waiter is subscribed (classic pub/sub: on whichever node its client listens).
-  ASSERT_TRUE(wait_until(
-      [&] {
-        long long n = 0;
-        for (const auto& node : cluster().masters()) {
-          n += cluster()
-                   .client(node)
-                   .command({"PUBSUB", "NUMSUB", "redisson_lock__channel:{" + name + "}"})
-                   .elements.at(1)
-                   .integer;
-        }
-        return n >= 1;
-      },
-      5s));
+  // The waiter is subscribed: sharded (the default on Redis 7), on the slot's master.
+  const std::string channel = "redisson_lock__channel:{" + name + "}";
+  ASSERT_TRUE(wait_until([&] { return subscribers(channel) >= 1; }, 5s));
   auto m = cluster().begin_migration(cluster().slot_of(name), masters[0], masters[1]);
   ASSERT_EQ(cluster().move_keys(m), 1u);
   // The release script names the lock, its channel's slot-mates and a latch: a multi-key script
@@ -109,4 +92,48 @@ TEST_F(cluster_migration, a_release_waits_out_tryagain_and_its_waiter_wakes_by_m
   ASSERT_TRUE(wait_until([&] { return got.load(); }, 5s)) << "the waiter did not wake";
   t.join();
   EXPECT_FALSE(holder.lock(name).is_locked());
+}
+
+TEST_F(cluster_migration, a_sharded_waiter_follows_its_channel_to_the_new_owner_and_wakes_there) {
+  relock::client holder(cluster_settings("sharded")), waiter(cluster_settings("sharded"));
+  const auto masters = cluster().masters();
+  const std::string name = name_on(masters[0], "follow:");
+  const std::string channel = "redisson_lock__channel:{" + name + "}";
+  std::promise<void> locked, release;
+  auto held = std::async(std::launch::async, [&] {
+    auto l = holder.lock(name);
+    l.lock();  // 30 s lease: a wake by TTL would take that long
+    locked.set_value();
+    release.get_future().wait();
+    l.unlock();
+  });
+  locked.get_future().wait();
+  std::atomic<bool> got{false};
+  std::thread t([&] {
+    auto w = waiter.lock(name);
+    w.lock();
+    got = true;
+    w.unlock();
+  });
+  auto shard_subscribers = [&](const cluster_node& node) {
+    return cluster()
+        .client(node)
+        .command({"PUBSUB", "SHARDNUMSUB", channel})
+        .elements.at(1)
+        .integer;
+  };
+  ASSERT_TRUE(wait_until([&] { return shard_subscribers(masters[0]) >= 1; }, 5s));
+  // The slot moves: the old owner ends the subscription (an unsolicited sunsubscribe), and the
+  // waiter's client subscribes again on the new owner.
+  cluster().migrate_slot(cluster().slot_of(name), masters[0], masters[1]);
+  ASSERT_TRUE(wait_until([&] { return shard_subscribers(masters[1]) >= 1; }, 5s))
+      << "the subscription did not follow the slot";
+  EXPECT_EQ(shard_subscribers(masters[0]), 0);
+  EXPECT_FALSE(got.load());  // woken once to try again, and still waiting: the lock is held
+  const auto released = steady::now();
+  release.set_value();
+  held.get();
+  ASSERT_TRUE(wait_until([&] { return got.load(); }, 5s));
+  EXPECT_LT(steady::now() - released, 2s) << "woke on the message from the new owner";
+  t.join();
 }
