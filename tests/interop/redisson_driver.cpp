@@ -166,7 +166,7 @@ void redisson_driver::check_jar(const std::string& jar) {
 redisson_driver::redisson_driver(std::string jar, std::string url,
                                  std::chrono::milliseconds watchdog)
     : redisson_driver(std::move(jar), std::move(url),
-                      options{watchdog, {}, std::chrono::seconds(30), {}}) {}
+                      options{watchdog, {}, std::chrono::seconds(30), {}, {}}) {}
 
 redisson_driver::redisson_driver(std::string jar, std::string url, options opts)
     : jar_(std::move(jar)), url_(std::move(url)), opts_(std::move(opts)) {
@@ -178,6 +178,10 @@ redisson_driver::redisson_driver(std::string jar, std::string url, options opts)
   if (!opts_.cluster_nodes.empty()) {
     argv.push_back("--cluster");
     argv.push_back(join(opts_.cluster_nodes, ","));
+  }
+  if (!opts_.sharded_subscription.empty()) {
+    argv.push_back("--sharded-subscription");
+    argv.push_back(opts_.sharded_subscription);
   }
   start(argv);
 
@@ -424,6 +428,7 @@ void redisson_driver::handle_line(const std::string& raw) {
     if (*ev == "ready") {
       client_id_ = j.value("client_id", "");
       redisson_version_ = j.value("redisson_version", "");
+      sharded_subscription_ = j.value("sharded_subscription", "");
       ready_ = true;
     } else if (*ev == "error") {
       startup_error_ = j.value("error", line);

@@ -43,6 +43,9 @@ class redisson_driver {
     std::vector<std::string> cluster_nodes{};   // host:port; non-empty = useClusterServers()
     std::chrono::milliseconds ready_timeout{30000};
     std::vector<std::string> jvm_args{};  // e.g. "-Xmx256m", put before -jar
+    // --sharded-subscription auto|on|off (with cluster_nodes only); empty = Redisson's default.
+    // 4.x: ClusterServersConfig.setShardedSubscriptionMode; 3.18.1 accepts only "off".
+    std::string sharded_subscription{};
   };
 
   redisson_driver(std::string jar, std::string url, options opts);
@@ -72,6 +75,9 @@ class redisson_driver {
 
   const std::string& client_id() const { return client_id_; }
   const std::string& redisson_version() const { return redisson_version_; }
+  // In cluster mode, the sharded subscription mode the driver's Redisson runs with ("auto",
+  // "on", "off"; 3.18.1 reports "off"), from its ready line; empty on a single server.
+  const std::string& sharded_subscription() const { return sharded_subscription_; }
   const std::string& jar() const { return jar_; }
   // The JVM's PID (as the JVM reports it, which equals the child we forked).
   pid_t pid() const { return pid_; }
@@ -132,6 +138,7 @@ class redisson_driver {
   bool eof_ = false;
   std::string startup_error_;
   std::string client_id_;
+  std::string sharded_subscription_;
   std::string redisson_version_;
   std::map<std::string, nlohmann::json> replies_;
   std::map<std::string, std::string> commands_;  // id -> "owner cmd" (for error messages)

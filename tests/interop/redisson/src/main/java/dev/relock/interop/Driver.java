@@ -32,6 +32,7 @@ import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.ClusterServersConfig;
 import org.redisson.config.Config;
+import org.redisson.config.ReadMode;
 import org.redisson.config.SingleServerConfig;
 
 /**
@@ -39,7 +40,7 @@ import org.redisson.config.SingleServerConfig;
  *
  * <pre>
  *   java -jar relock-redisson-driver-VERSION.jar --url redis://127.0.0.1:PORT
- *        [--watchdog-ms N] [--cluster host:port,host:port...]
+ *        [--watchdog-ms N] [--cluster host:port,host:port... [--sharded-subscription auto|on|off]]
  * </pre>
  *
  * Prints {"event":"ready",...} once connected, then reads commands "ID OWNER CMD ARGS..." from
@@ -77,7 +78,12 @@ public final class Driver {
 
   private static final String USAGE =
       "usage: java -jar relock-redisson-driver.jar --url redis://127.0.0.1:PORT"
-          + " [--watchdog-ms N] [--cluster host:port,host:port...]";
+          + " [--watchdog-ms N] [--cluster host:port,host:port..."
+          + " [--sharded-subscription auto|on|off]]";
+
+  // Redisson 3.18.1 has no sharded pub/sub setting and always uses SUBSCRIBE/PUBLISH in a
+  // cluster; 4.x has ClusterServersConfig.setShardedSubscriptionMode (AUTO by default).
+  private static final String SHARDED_MODE_CLASS = "org.redisson.config.ShardedSubscriptionMode";
 
   // The real stdout, kept for protocol lines only; System.out is pointed at stderr so nothing
   // else (a library's banner, a stray println) can ever interleave with the protocol.
@@ -105,6 +111,7 @@ public final class Driver {
 
     String url = null;
     String cluster = null;
+    String sharded = null;
     long watchdogMs = -1;
     try {
       for (int i = 0; i < argv.length; i++) {
@@ -112,6 +119,12 @@ public final class Driver {
         switch (a) {
           case "--url" -> url = value(argv, ++i, a);
           case "--cluster" -> cluster = value(argv, ++i, a);
+          case "--sharded-subscription" -> {
+            sharded = value(argv, ++i, a).toLowerCase(java.util.Locale.ROOT);
+            if (!sharded.equals("auto") && !sharded.equals("on") && !sharded.equals("off")) {
+              throw new UsageException("--sharded-subscription must be auto, on or off");
+            }
+          }
           case "--watchdog-ms" -> {
             watchdogMs = Long.parseLong(value(argv, ++i, a));
             if (watchdogMs <= 0) {
@@ -128,6 +141,9 @@ public final class Driver {
       if (url == null && cluster == null) {
         throw new UsageException("--url or --cluster is required");
       }
+      if (sharded != null && cluster == null) {
+        throw new UsageException("--sharded-subscription needs --cluster");
+      }
     } catch (RuntimeException e) {
       System.err.println("relock-redisson-driver: " + e.getMessage());
       System.err.println(USAGE);
@@ -136,9 +152,16 @@ public final class Driver {
     }
 
     String version = redissonVersion();
+    Config config;
+    try {
+      config = buildConfig(url, cluster, watchdogMs, sharded, version);
+    } catch (RuntimeException e) {
+      fatal(protocol, "bad command line: " + describe(e), 2);
+      return;
+    }
     RedissonClient client;
     try {
-      client = Redisson.create(buildConfig(url, cluster, watchdogMs));
+      client = Redisson.create(config);
     } catch (Throwable e) {
       fatal(protocol, "cannot connect: " + describe(e), 3);
       return;
@@ -151,6 +174,9 @@ public final class Driver {
     ready.put("client_id", client.getId());
     ready.put("pid", ProcessHandle.current().pid());
     ready.put("watchdog_ms", client.getConfig().getLockWatchdogTimeout());
+    if (cluster != null) {
+      ready.put("sharded_subscription", shardedSubscription(config.useClusterServers()));
+    }
     driver.emit(ready);
     driver.serve(System.in);
   }
@@ -196,7 +222,8 @@ public final class Driver {
     return "unknown";
   }
 
-  static Config buildConfig(String url, String cluster, long watchdogMs) {
+  static Config buildConfig(String url, String cluster, long watchdogMs, String sharded,
+      String version) {
     Config config = new Config();
     if (watchdogMs > 0) {
       config.setLockWatchdogTimeout(watchdogMs);
@@ -238,6 +265,13 @@ public final class Driver {
       cc.setMasterConnectionMinimumIdleSize(2);
       cc.setSlaveConnectionMinimumIdleSize(1);
       cc.setSubscriptionConnectionMinimumIdleSize(1);
+      // Reads from masters: Redisson's default (SLAVE) reads replicas, which replicate
+      // asynchronously, so incloop's GET could miss the SET just before it and tests that read
+      // a hold right after taking it could see nothing.
+      cc.setReadMode(ReadMode.MASTER);
+      if (sharded != null) {
+        setShardedSubscription(cc, sharded, version);
+      }
       if (username != null) {
         cc.setUsername(username);
       }
@@ -258,6 +292,50 @@ public final class Driver {
       }
     }
     return config;
+  }
+
+  /**
+   * ClusterServersConfig.setShardedSubscriptionMode(AUTO|ON|OFF), by reflection: the source also
+   * compiles against 3.18.1, which lacks it and subscribes classic in a cluster, so there only
+   * "off" (what it does anyway) is accepted.
+   */
+  private static void setShardedSubscription(ClusterServersConfig cc, String mode,
+      String version) {
+    Class<?> modes;
+    try {
+      modes = Class.forName(SHARDED_MODE_CLASS);
+    } catch (ClassNotFoundException e) {
+      if (mode.equals("off")) {
+        return;
+      }
+      throw new UsageException("--sharded-subscription " + mode + ": Redisson " + version
+          + " has no sharded subscription mode (classic pub/sub only)");
+    }
+    try {
+      Object value = enumValue(modes, mode.toUpperCase(java.util.Locale.ROOT));
+      ClusterServersConfig.class.getMethod("setShardedSubscriptionMode", modes).invoke(cc, value);
+    } catch (InvocationTargetException e) {
+      throw sneaky(e.getCause());
+    } catch (ReflectiveOperationException e) {
+      throw new UnsupportedException("unsupported: " + e);
+    }
+  }
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private static Object enumValue(Class<?> type, String name) {
+    return Enum.valueOf((Class) type, name);
+  }
+
+  /** The configured mode in lower case ("auto", "on", "off"); "off" where it does not exist. */
+  private static String shardedSubscription(ClusterServersConfig cc) {
+    try {
+      Object mode = ClusterServersConfig.class.getMethod("getShardedSubscriptionMode").invoke(cc);
+      return String.valueOf(mode).toLowerCase(java.util.Locale.ROOT);
+    } catch (NoSuchMethodException e) {
+      return "off";
+    } catch (ReflectiveOperationException e) {
+      return "unknown: " + e;
+    }
   }
 
   // ------------------------------------------------------------------------------------------
