@@ -31,6 +31,9 @@ Lock::Lock(std::shared_ptr<detail::client_core> core, std::string name,
   key_ = core_->key_of(name_);
   objects::check_name(key_, "lock key (after the name mapper)");
   channel_ = kind_->channel(key_);
+  if (core_->executor().cluster()) {
+    objects::check_one_slot(key_, {channel_, objects::unlock_latch_key(key_, "0")});
+  }
 }
 
 std::string Lock::owner_id(owner o) const { return core_->id() + ":" + std::to_string(o.id()); }

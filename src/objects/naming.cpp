@@ -1,5 +1,7 @@
 #include "objects/naming.hpp"
 
+#include "topology/slot.hpp"
+
 #include <relock/errors.hpp>
 
 namespace relock::objects {
@@ -32,6 +34,20 @@ std::string join(std::string_view head, std::string_view tail) {
 }
 
 }  // namespace
+
+void check_one_slot(std::string_view key, std::initializer_list<std::string_view> derived) {
+  const auto slot = topology::slot_of(key);
+  for (auto name : derived) {
+    if (topology::slot_of(name) != slot) {
+      throw error(errc::invalid_argument,
+                  "'" + std::string(key) +
+                      "' cannot be a lock in a Redis Cluster: its derived name '" +
+                      std::string(name) + "' hashes to slot " +
+                      std::to_string(topology::slot_of(name)) + ", not " + std::to_string(slot) +
+                      " (a '{' without a non-empty '{...}' tag after it)");
+    }
+  }
+}
 
 void check_name(std::string_view name, const char* what) {
   if (name.empty()) throw error(errc::invalid_argument, std::string(what) + " is empty");

@@ -10,6 +10,7 @@
 // would break compatibility with Java clients sharing those names.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,11 @@ namespace relock::objects {
 // Throws relock::error(errc::invalid_argument) for an empty name or one over 64 KiB; `what`
 // names it in the message ("lock name").
 void check_name(std::string_view name, const char* what);
+
+// In a cluster, a script must touch keys of one slot: throws relock::error(invalid_argument)
+// when a derived name (`derived`: a channel, a latch...) does not share `key`'s slot, which
+// happens only for the edge above ("a{b", "a{}b"). Nothing has been written when it throws.
+void check_one_slot(std::string_view key, std::initializer_list<std::string_view> derived);
 
 // prefix + ":" + name when name contains '{', else prefix + ":{" + name + "}".
 std::string prefixed(std::string_view prefix, std::string_view name);

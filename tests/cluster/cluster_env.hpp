@@ -6,6 +6,7 @@
 
 #include <relock/config.hpp>
 
+#include "support/error_of.hpp"
 #include "support/redis_cluster.hpp"
 
 namespace relock::test {

@@ -186,3 +186,25 @@ TEST_F(cluster_lock, a_cluster_url_to_a_plain_server_or_to_nothing_is_a_clear_er
   EXPECT_EQ(e.code(), errc::connection);
   EXPECT_NE(std::string(e.what()).find("no cluster node answered"), std::string::npos) << e.what();
 }
+
+TEST_F(cluster_lock, a_name_whose_derived_keys_leave_its_slot_is_refused_and_nothing_written) {
+  // "a{b" hashes whole, and so do its channel and latch names, each to its own slot: its
+  // release would fail with CROSSSLOT after the acquire had taken it.
+  relock::client client(settings());
+  auto e = error_of([&] { client.lock("half{open"); });
+  EXPECT_EQ(e, errc::invalid_argument);
+  // The same through a name mapper that breaks the rule for every name.
+  auto c = settings();
+  c.name_mapper = [](std::string_view name) { return "app{" + std::string(name); };
+  relock::client mapped(c);
+  EXPECT_EQ(error_of([&] { mapped.lock("x").lock(); }), errc::invalid_argument);
+  EXPECT_EQ(error_of([&] { mapped.read_write_lock("x").write_lock().lock(); }),
+            errc::invalid_argument);
+  for (const auto& master : cluster().masters()) {
+    EXPECT_TRUE(cluster().client(master).command({"KEYS", "*{*"}).elements.empty());
+  }
+  // A whole tag is fine.
+  auto fine = client.lock("{half}open");
+  fine.lock();
+  fine.unlock();
+}

@@ -9,6 +9,7 @@
 #include "client_access.hpp"
 #include "client_core.hpp"
 #include "support/client_settings.hpp"
+#include "support/error_of.hpp"
 #include "support/raw_client.hpp"
 #include "support/redis_server.hpp"
 #include "support/wait.hpp"
@@ -18,17 +19,6 @@ namespace relock::test {
 // The owner field relock writes for the calling thread.
 inline std::string my_field(const relock::client& c) {
   return c.id() + ":" + std::to_string(relock::owner::current_thread().id());
-}
-
-// The relock error a call ended with; none when it returned normally.
-template <class F>
-std::error_code error_of(F f) {
-  try {
-    f();
-  } catch (const relock::error& e) {
-    return e.code();
-  }
-  return {};
 }
 
 // True once some client (a waiter) is subscribed to `channel` on the server.
