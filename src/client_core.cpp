@@ -11,6 +11,7 @@
 #include "net/endpoint.hpp"
 #include "net/io_loop.hpp"
 #include "objects/ids.hpp"
+#include "pubsub/channel_pair.hpp"
 #include "pubsub/subscriber_set.hpp"
 
 namespace relock::detail {
@@ -67,7 +68,8 @@ client_core::client_core(config settings)
         publish = publish_mode::classic;
         break;
       case net::pubsub_mode::both:
-        throw error(errc::invalid_argument, "pubsub=both is not available yet");
+        publish = publish_mode::both;
+        break;
     }
   }
   bool sharded = publish == publish_mode::sharded;
@@ -120,7 +122,8 @@ client_core::client_core(config settings)
                                                  exec::executor_options{settings_.command_timeout});
   }
   options.push_mode = true;
-  if (cluster && sharded) {
+  const bool both = cluster && publish == publish_mode::both;
+  if (cluster && (sharded || both)) {
     // A subscriber per node, each channel on its slot's master (subscriber_set.hpp).
     auto make = [this, options, endpoint_of](const topology::node& n) {
       auto o = options;
@@ -135,7 +138,8 @@ client_core::client_core(config settings)
         [this](std::uint16_t slot, const topology::node& to) { executor_->learn_moved(slot, to); },
         std::move(make));
     channels_ = subscribers_.get();
-  } else {
+  }
+  if (!cluster || !sharded || both) {
     // Classic pub/sub reaches every node of a cluster through the cluster bus, so one
     // subscriber connection (to the first master) hears every channel.
     if (cluster) {
@@ -148,10 +152,14 @@ client_core::client_core(config settings)
       };
     }
     auto push_connection = net::connection::create(io_, options);
-    subscriber_ =
-        pubsub::subscriber::create(io_, push_connection, settings_.command_timeout, sharded);
+    subscriber_ = pubsub::subscriber::create(io_, push_connection, settings_.command_timeout,
+                                             sharded && !both);
     to_start.push_back(push_connection);
     channels_ = subscriber_.get();
+  }
+  if (both) {
+    pair_ = std::make_unique<pubsub::channel_pair>(*subscriber_, *subscribers_);
+    channels_ = pair_.get();
   }
 
   waiters_ = std::make_unique<pubsub::waiter_queues>(*channels_);
@@ -162,7 +170,7 @@ client_core::client_core(config settings)
                                 settings_.on_lock_lost, settings_.log});
   sweeper_ = std::make_unique<exec::key_sweeper>(*executor_, keys_per_del, cluster);
   // Sharded pub/sub exists only in Cluster: auto means classic on one server.
-  publish_command_ = sharded ? "SPUBLISH" : "PUBLISH";
+  publish_command_ = both ? "PUBLISH+SPUBLISH" : sharded ? "SPUBLISH" : "PUBLISH";
 
   thread_ = std::thread([this] {
     net::run_io_loop(io_, settings_.busy_poll,

@@ -20,6 +20,7 @@
 #include "exec/executor.hpp"
 #include "exec/key_sweeper.hpp"
 #include "net/connection.hpp"
+#include "pubsub/channel_pair.hpp"
 #include "pubsub/subscriber.hpp"
 #include "pubsub/subscriber_set.hpp"
 #include "pubsub/waiter_queue.hpp"
@@ -118,7 +119,8 @@ class client_core {
   std::unique_ptr<exec::executor> executor_;
   std::shared_ptr<pubsub::subscriber> subscriber_;       // one server, or classic in a cluster
   std::unique_ptr<pubsub::subscriber_set> subscribers_;  // sharded in a cluster
-  pubsub::channels* channels_ = nullptr;                 // whichever of the two
+  std::unique_ptr<pubsub::channel_pair> pair_;           // both, in a cluster
+  pubsub::channels* channels_ = nullptr;                 // whichever is in use
   std::unique_ptr<pubsub::waiter_queues> waiters_;
   std::unique_ptr<renewal::watchdog> watchdog_;
   std::unique_ptr<exec::key_sweeper> sweeper_;

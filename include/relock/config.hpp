@@ -7,24 +7,40 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 namespace relock {
 
 enum class log_level { debug, info, warning, error };
 
-// Which publish/subscribe commands the lock scripts and waiters use (data-layout §1).
-// Sharded pub/sub exists only in Redis Cluster; relock talks to one server for now, where
-// auto_detect means classic.
+// Which publish/subscribe commands the lock scripts and waiters use (data-layout §1). Sharded
+// and classic pub/sub never hear each other, so every client on a name must agree: Redisson
+// 3.22 and later use sharded in a Redis 7 cluster, older Redisson classic. A URL's ?pubsub=MODE
+// (auto, sharded, classic, both) overrides this setting.
 enum class publish_mode {
-  auto_detect,  // classic on one server (and, once Cluster lands, sharded where it answers)
-  sharded,      // always SPUBLISH/SSUBSCRIBE
-  classic,      // always PUBLISH/SUBSCRIBE
+  auto_detect,  // sharded in a cluster whose nodes have it (Redis 7), classic elsewhere
+  sharded,      // SSUBSCRIBE on the slot's master, SPUBLISH
+  classic,      // SUBSCRIBE/PUBLISH (in a cluster, any node hears every channel)
+  both,         // in a cluster: listen and publish both ways, so a fleet mid-upgrade (Redisson
+                // 3.18 and 4.x side by side) wakes everyone; classic on one server
 };
 
 struct config {
-  // redis://[user[:password]@]host[:port][/db]. The password may also be given alone as
-  // redis://:password@host. Redis 6 ACL users need both.
+  // One server: redis://[user[:password]@]host[:port][/db][?pubsub=MODE]. The password may also
+  // be given alone as redis://:password@host. Redis 6 ACL users need both.
+  // A Redis Cluster: redis-cluster://[user[:password]@]host:port[,host:port...][?pubsub=MODE],
+  // naming any of its nodes (relock learns the rest from them). A redis:// URL that reaches a
+  // cluster node is refused with the URL to use.
   std::string url = "redis://127.0.0.1:6379";
+
+  // The cluster form: a config whose url names these seed nodes ("host:port", any subset of the
+  // cluster's nodes). Credentials, when needed, go in the URL form.
+  static config for_cluster(const std::vector<std::string>& nodes) {
+    config c;
+    c.url = "redis-cluster://";
+    for (std::size_t i = 0; i < nodes.size(); ++i) c.url += (i ? "," : "") + nodes[i];
+    return c;
+  }
 
   // How long to wait for TCP connect plus AUTH/SELECT/CLIENT SETNAME. 10 s matches Redisson's
   // connectTimeout and leaves room for a busy server; an unreachable host fails fast anyway.

@@ -1,7 +1,7 @@
 -- Delete the lock whoever holds it, and wake a waiter (data-layout §2). Anything that is not a lock
 -- is refused and left as it is: another Redis type, or a hash whose values are not hold counts
 -- (a read-write lock's `mode` field excepted).
--- KEYS[1] lock hash, KEYS[2] channel; ARGV[1] message, ARGV[2] publish command.
+-- KEYS[1] lock hash, KEYS[2] channel; ARGV[1] message, ARGV[2] publish command (or commands joined by '+': PUBLISH+SPUBLISH).
 -- 1: deleted, waiters told. 0: it was free. WRONGTYPE error: not a lock, nothing changed.
 local kind = redis.call('type', KEYS[1])['ok']
 if kind == 'none' then
@@ -19,5 +19,7 @@ for i = 1, #fields, 2 do
   end
 end
 redis.call('del', KEYS[1])
-redis.call(ARGV[2], KEYS[2], ARGV[1])
+for command in string.gmatch(ARGV[2], '[^+]+') do
+  redis.call(command, KEYS[2], ARGV[1])
+end
 return 1

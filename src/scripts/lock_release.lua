@@ -1,6 +1,6 @@
 -- Release one hold (data-layout §1 unlock latch, §2 release).
 -- KEYS[1] lock hash, KEYS[2] channel, KEYS[3] unlock latch for this request.
--- ARGV[1] message, ARGV[2] lease to restore, ARGV[3] owner field, ARGV[4] publish command,
+-- ARGV[1] message, ARGV[2] lease to restore, ARGV[3] owner field, ARGV[4] publish command (or commands joined by '+': PUBLISH+SPUBLISH),
 -- ARGV[5] latch TTL ms.
 -- nil: not a holder. 0: still held (re-entered). 1: released, waiters told.
 local earlier = redis.call('get', KEYS[3])
@@ -16,6 +16,8 @@ if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
   return 0
 end
 redis.call('del', KEYS[1])
-redis.call(ARGV[4], KEYS[2], ARGV[1])
+for command in string.gmatch(ARGV[4], '[^+]+') do
+  redis.call(command, KEYS[2], ARGV[1])
+end
 redis.call('set', KEYS[3], 1, 'px', ARGV[5])
 return 1

@@ -3,7 +3,7 @@
 -- another Redis type, a hash without a `mode` of read/write (a plain lock's hash), or a hash with
 -- a value that is not a hold count.
 -- KEYS[1] lock hash, KEYS[2] channel, KEYS[3] the key prefix of the timeout keys
--- (rwlock_key_prefix). ARGV[1] message (1: wake every waiter), ARGV[2] publish command.
+-- (rwlock_key_prefix). ARGV[1] message (1: wake every waiter), ARGV[2] publish command (or commands joined by '+': PUBLISH+SPUBLISH).
 -- 1: deleted, waiters told. 0: it was free. WRONGTYPE error: not a read-write lock, nothing changed.
 local kind = redis.call('type', KEYS[1])['ok']
 if kind == 'none' then
@@ -38,5 +38,7 @@ for i = 1, #fields, 2 do
     end
   end
 end
-redis.call(ARGV[2], KEYS[2], ARGV[1])
+for command in string.gmatch(ARGV[2], '[^+]+') do
+  redis.call(command, KEYS[2], ARGV[1])
+end
 return 1

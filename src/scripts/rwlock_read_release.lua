@@ -2,7 +2,7 @@
 -- KEYS[1] lock hash, KEYS[2] channel, KEYS[3] this owner's read-hold timeout prefix,
 -- KEYS[4] the key prefix every owner's timeout keys start with (rwlock_key_prefix),
 -- KEYS[5] unlock latch for this request.
--- ARGV[1] message (0), ARGV[2] owner field, ARGV[3] publish command, ARGV[4] latch TTL ms.
+-- ARGV[1] message (0), ARGV[2] owner field, ARGV[3] publish command (or commands joined by '+': PUBLISH+SPUBLISH), ARGV[4] latch TTL ms.
 -- nil: not a holder (when the lock is gone altogether, waiters are told anyway, as Redisson
 -- does). 0: still held (by this owner or others). 1: released, waiters told.
 -- WRONGTYPE error: not a read-write lock, nothing changed.
@@ -12,7 +12,9 @@ if earlier then
 end
 local kind = redis.call('type', KEYS[1])['ok']
 if kind == 'none' then
-  redis.call(ARGV[3], KEYS[2], ARGV[1])
+  for command in string.gmatch(ARGV[3], '[^+]+') do
+    redis.call(command, KEYS[2], ARGV[1])
+  end
   return nil
 end
 if kind ~= 'hash' then
@@ -66,6 +68,8 @@ if redis.call('hlen', KEYS[1]) > 1 then
   -- Read holds remain on paper only: their timeout keys are gone, their leases over.
 end
 redis.call('del', KEYS[1])
-redis.call(ARGV[3], KEYS[2], ARGV[1])
+for command in string.gmatch(ARGV[3], '[^+]+') do
+  redis.call(command, KEYS[2], ARGV[1])
+end
 redis.call('set', KEYS[5], 1, 'px', ARGV[4])
 return 1

@@ -1,7 +1,7 @@
 -- Read-write lock: release one write hold (data-layout §1 unlock latch, §4).
 -- KEYS[1] lock hash, KEYS[2] channel, KEYS[3] unlock latch for this request.
 -- ARGV[1] message (1), ARGV[2] lease to restore, ARGV[3] owner field .. ':write',
--- ARGV[4] publish command, ARGV[5] latch TTL ms.
+-- ARGV[4] publish command (or commands joined by '+': PUBLISH+SPUBLISH), ARGV[5] latch TTL ms.
 -- nil: not the writer (when the lock is gone altogether, waiters are told anyway, as Redisson
 -- does). 0: still held (re-entered). 1: the write side is released and waiters are told: the
 -- hash is gone, or the owner's own read holds remain (a downgrade: mode becomes read).
@@ -12,7 +12,9 @@ if earlier then
 end
 local kind = redis.call('type', KEYS[1])['ok']
 if kind == 'none' then
-  redis.call(ARGV[4], KEYS[2], ARGV[1])
+  for command in string.gmatch(ARGV[4], '[^+]+') do
+    redis.call(command, KEYS[2], ARGV[1])
+  end
   return nil
 end
 if kind ~= 'hash' then
@@ -38,6 +40,8 @@ else
   -- they are told too (Redisson stays silent here; its waiters then wait for the TTL).
   redis.call('hset', KEYS[1], 'mode', 'read')
 end
-redis.call(ARGV[4], KEYS[2], ARGV[1])
+for command in string.gmatch(ARGV[4], '[^+]+') do
+  redis.call(command, KEYS[2], ARGV[1])
+end
 redis.call('set', KEYS[3], 1, 'px', ARGV[5])
 return 1
