@@ -94,18 +94,23 @@ class cli_cluster : public ::testing::Test {
   static bool stored(const std::string& name) {
     return cluster().client(cluster().owner_of(name)).command({"EXISTS", name}).integer == 1;
   }
-  // A relock waiting for `name` has subscribed to its unlock channel (data-layout §2), on
-  // whichever node: classic pub/sub counts where one subscribed.
-  static bool someone_waits_on(const std::string& name) {
+  // Subscribers of `name`'s unlock channel (data-layout §2) over every master, by `verb`:
+  // NUMSUB counts classic ones where they subscribed, SHARDNUMSUB sharded ones on the slot's
+  // master.
+  static long long listening(const std::string& name, const char* verb) {
     long long n = 0;
     for (const auto& node : cluster().masters()) {
       n += cluster()
                .client(node)
-               .command({"PUBSUB", "NUMSUB", "redisson_lock__channel:{" + name + "}"})
+               .command({"PUBSUB", verb, "redisson_lock__channel:{" + name + "}"})
                .elements.at(1)
                .integer;
     }
-    return n >= 1;
+    return n;
+  }
+  // A relock waiting for `name` has subscribed to its unlock channel, either way.
+  static bool someone_waits_on(const std::string& name) {
+    return listening(name, "NUMSUB") + listening(name, "SHARDNUMSUB") >= 1;
   }
   std::string file(const std::string& name) const { return (scratch_.path() / name).string(); }
   static bool appears(const std::string& file) {
@@ -256,4 +261,25 @@ TEST_F(cli_cluster, demo_cluster_without_redis_cli_says_so_in_one_line) {
   EXPECT_EQ(lines(r.err), 1u) << r.err;
   EXPECT_NE(r.err.find("no redis-cli on PATH"), std::string::npos) << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST_F(cli_cluster, pubsub_chooses_how_a_waiting_run_listens) {
+  const auto master = cluster().masters().at(0);
+  for (const auto& [mode, verb] :
+       {std::pair{"classic", "NUMSUB"}, std::pair{"sharded", "SHARDNUMSUB"}}) {
+    SCOPED_TRACE(mode);
+    const auto name = name_on(master, std::string("cli-pubsub-") + mode + ":");
+    const auto in = file(std::string(mode) + "-in"), out = file(std::string(mode) + "-out");
+    // Both in the same mode: a classic waiter never hears a sharded release, and the reverse.
+    cli_process holder(
+        with_url(concat({"--pubsub", mode, "run", name, "--"}, hold_until(in, out))));
+    ASSERT_TRUE(appears(in)) << holder.err();
+    cli_process waiter(with_url({"--pubsub", mode, "run", "-w", "30", name, "--", "true"}));
+    ASSERT_TRUE(wait_until([&] { return listening(name, verb) >= 1; }, 10s)) << waiter.err();
+    std::ofstream(out).put('x');
+    EXPECT_EQ(holder.wait(10s), 0);
+    EXPECT_EQ(waiter.wait(5s), 0) << "the waiting run was not woken by the message";
+  }
+  auto bad = run({"--pubsub", "loud", "status", "x"});
+  EXPECT_EQ(bad.code, 2) << bad.err;
 }

@@ -31,6 +31,7 @@ struct global_options {
   std::string url;
   bool url_given = false;  // --url or $RELOCK_URL, as opposed to the built-in default
   std::optional<std::string> watchdog_seconds;  // as typed: to_duration checks it
+  std::string pubsub;                           // --pubsub: auto, sharded, classic, both; "" unset
   bool json = false;
 };
 

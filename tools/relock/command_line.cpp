@@ -12,7 +12,7 @@ namespace {
 constexpr const char* synopsis =
     R"(flock(1) across hosts: Redisson-compatible distributed locks on Redis.
 
-  relock [--url URL] [--watchdog-timeout SEC] [--json] COMMAND ...
+  relock [--url URL] [--pubsub MODE] [--watchdog-timeout SEC] [--json] COMMAND ...
   relock run [-w SEC] [-n] [-E N] [--lease SEC] [--kind K] [-s|-x] NAME -- COMMAND [ARG...]
   relock status NAME
   relock unlock --force NAME
@@ -89,6 +89,11 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
                  "how long a lock outlives a holder that died (default 30); renewed every third "
                  "of it while held")
       ->type_name("SEC");
+  app.add_option("--pubsub", g.pubsub,
+                 "pub/sub in a cluster: auto (sharded where Redis 7 has it), sharded, classic, or "
+                 "both (a fleet mixing Redisson 3.18 and 4.x); the URL's ?pubsub= also works")
+      ->check(CLI::IsMember({"auto", "sharded", "classic", "both"}))
+      ->type_name("MODE");
   app.add_flag("--json", g.json, "status, unlock, demo: print one JSON object");
 
   run_options& r = c.run;

@@ -90,6 +90,9 @@ relock::config make_config(const global_options& g) {
   relock::config c;
   c.url = g.url;
   c.command_connections = 1;  // a handful of calls, one at a time: a pool would only add sockets
+  if (g.pubsub == "sharded") c.publish = relock::publish_mode::sharded;
+  if (g.pubsub == "classic") c.publish = relock::publish_mode::classic;
+  if (g.pubsub == "both") c.publish = relock::publish_mode::both;
   if (g.watchdog_seconds) {
     c.watchdog_lease = to_duration(*g.watchdog_seconds, "--watchdog-timeout", true);
   }
