@@ -2,6 +2,8 @@
 
 #include <relock/errors.hpp>
 
+#include <relock/config.hpp>
+
 #include "net/endpoint.hpp"
 
 using relock::net::parse_url;
@@ -223,4 +225,13 @@ TEST(redacted_url, hides_the_password_of_a_cluster_url) {
   EXPECT_EQ(redacted_url("redis-cluster://h1:1,[::1]:2"), "redis-cluster://h1:1,[::1]:2");
   EXPECT_EQ(redacted_url("rediss://app:pw@h"), "rediss://app:***@h");
   EXPECT_EQ(redacted_url("redis://:p?w@h?pubsub=classic"), "redis://:***@h?pubsub=classic");
+}
+
+TEST(parse_target, the_cluster_form_of_a_config_is_a_cluster_url_of_its_seeds) {
+  auto c = relock::config::for_cluster({"10.0.0.1:7000", "10.0.0.2:7001"});
+  EXPECT_EQ(c.url, "redis-cluster://10.0.0.1:7000,10.0.0.2:7001");
+  auto t = relock::net::parse_target(c.url);
+  EXPECT_EQ(t.deployment, relock::net::target::mode::cluster);
+  ASSERT_EQ(t.nodes.size(), 2u);
+  EXPECT_EQ(t.nodes[1].port, 7001);
 }
