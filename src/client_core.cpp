@@ -55,23 +55,7 @@ client_core::client_core(config settings)
   options.reconnect_max_delay = settings_.reconnect_max_delay;
   options.log = settings_.log;
   // The URL's ?pubsub= overrides the setting.
-  publish_mode publish = settings_.publish;
-  if (target.pubsub) {
-    switch (*target.pubsub) {
-      case net::pubsub_mode::auto_detect:
-        publish = publish_mode::auto_detect;
-        break;
-      case net::pubsub_mode::sharded:
-        publish = publish_mode::sharded;
-        break;
-      case net::pubsub_mode::classic:
-        publish = publish_mode::classic;
-        break;
-      case net::pubsub_mode::both:
-        publish = publish_mode::both;
-        break;
-    }
-  }
+  const publish_mode publish = target.pubsub.value_or(settings_.publish);
   bool sharded = publish == publish_mode::sharded;
 
   // Every connection must come up before the client is usable: a wrong password or a dead

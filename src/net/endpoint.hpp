@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include <relock/config.hpp>
+
 namespace relock::net {
 
 struct endpoint {
@@ -19,9 +21,8 @@ struct endpoint {
   std::string address() const;  // host:port, [v6]:port
 };
 
-// The URL's ?pubsub= option (issue #16). relock::publish_mode has no `both` yet; until it does,
-// the URL's choice travels as this.
-enum class pubsub_mode { auto_detect, sharded, classic, both };
+// The URL's ?pubsub= option: the same choice as config::publish.
+using pubsub_mode = relock::publish_mode;
 
 // What a URL points at: one server, or the seed nodes of a Redis Cluster.
 struct target {

@@ -44,6 +44,14 @@ struct outcomes {
   }
 };
 
+// Requests of `c` written or queued and not yet answered, asked on its I/O thread.
+std::size_t awaiting_replies(relock::client& c) {
+  std::promise<std::size_t> n;
+  auto& core = *relock::detail::core_of(c);
+  asio::post(core.io(), [&] { n.set_value(core.executor().awaiting_replies()); });
+  return n.get_future().get();
+}
+
 }  // namespace
 
 TEST(client_shutdown,
@@ -122,14 +130,7 @@ TEST(client_shutdown, async_operations_in_every_phase_complete_once_with_cancell
   server.pause();
   for (int i = 0; i < 3; ++i) free_lock.async_lock(relock::owner::unique(), {}, track());
   lk.async_lock(relock::owner::unique(), {}, track());
-  ASSERT_TRUE(wait_until(
-      [&] {
-        std::promise<std::size_t> n;
-        auto& core = *relock::detail::core_of(*client);
-        asio::post(core.io(), [&] { n.set_value(core.executor().awaiting_replies()); });
-        return n.get_future().get() >= 4;
-      },
-      5s));
+  ASSERT_TRUE(wait_until([&] { return awaiting_replies(*client) >= 4; }, 5s));
   auto destroyed = std::async(std::launch::async, [&] { client.reset(); });
   // The sleepers hear at once; the scripts in flight wait for their replies.
   for (int i = 0; i <= sleepers; ++i) {
@@ -165,14 +166,7 @@ TEST(client_shutdown, a_blocked_call_waiting_on_a_silent_server_returns_cancelle
   auto waiter =
       std::async(std::launch::async, [lk]() mutable { return error_of([&] { lk.lock(); }); });
   // Both requests are on their way to a server that does not answer.
-  ASSERT_TRUE(wait_until(
-      [&] {
-        std::promise<std::size_t> n;
-        auto& core = *relock::detail::core_of(*client);
-        asio::post(core.io(), [&] { n.set_value(core.executor().awaiting_replies()); });
-        return n.get_future().get() >= 2;
-      },
-      5s));
+  ASSERT_TRUE(wait_until([&] { return awaiting_replies(*client) >= 2; }, 5s));
   const auto start = steady::now();
   client.reset();
   EXPECT_EQ(query.get(), errc::cancelled);
