@@ -3,6 +3,9 @@
 // migration, and clear errors for URLs that point at the wrong kind of deployment.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
 #include <future>
@@ -207,4 +210,51 @@ TEST_F(cluster_lock, a_name_whose_derived_keys_leave_its_slot_is_refused_and_not
   auto fine = client.lock("{half}open");
   fine.lock();
   fine.unlock();
+}
+
+TEST_F(cluster_lock, two_processes_exclude_each_other_over_two_hundred_names) {
+  // Each process takes every lock in turn and adds one to its counter, read and written as two
+  // commands under the lock: a second holder would lose an update.
+  constexpr int names = 200, rounds = 2;
+  auto counter = [](int i) { return "{proc-count:" + std::to_string(i) + "}:n"; };
+  for (const auto& master : cluster().masters()) {
+    auto raw = cluster().client(master);
+    for (int i = 0; i < names; ++i) {
+      if (cluster().owner_of(counter(i)).port == master.port) raw.command({"DEL", counter(i)});
+    }
+  }
+  std::vector<pid_t> children;
+  for (int p = 0; p < 2; ++p) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int status = 0;
+      try {
+        relock::client c(settings());
+        for (int r = 0; r < rounds; ++r) {
+          for (int i = 0; i < names; ++i) {
+            auto l = c.lock("proc-count:" + std::to_string(i));
+            std::lock_guard guard(l);
+            auto raw = cluster().client(cluster().owner_of(counter(i)));
+            auto seen = raw.command({"GET", counter(i)});
+            const long long n = seen.is_nil() ? 0 : std::stoll(seen.str);
+            raw.command({"SET", counter(i), std::to_string(n + 1)});
+          }
+        }
+      } catch (...) {
+        status = 1;
+      }
+      _exit(status);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a child failed";
+  }
+  for (int i = 0; i < names; ++i) {
+    auto v = cluster().client(cluster().owner_of(counter(i))).command({"GET", counter(i)});
+    EXPECT_EQ(v.str, std::to_string(2 * rounds)) << counter(i);
+  }
 }
