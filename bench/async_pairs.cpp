@@ -69,7 +69,7 @@ class chains {
 result run_async_pairs(const options& o, int n) {
   relock::config settings = client_settings(o);
   relock::client client(settings);
-  const std::string prefix = "bench:" + o.scenario + ":";
+  const std::string prefix = "bench:" + base_scenario(o.scenario) + ":";
   {
     chains warm(client, prefix, n, clock::now() + std::chrono::milliseconds(100));
     warm.run().get();

@@ -74,7 +74,8 @@ double process_cpu_seconds();
 
 // What the server saw during a window: its CPU and the commands it ran (from INFO), the
 // statistics reset at the start (CONFIG RESETSTAT). A plain hiredis connection of its own, so it
-// measures relock from outside.
+// measures relock from outside. A redis-cluster:// URL gets one connection per node it names,
+// and the figures are the sums over them (bench/run names every master).
 class server_probe {
  public:
   explicit server_probe(const std::string& url);
@@ -90,14 +91,20 @@ class server_probe {
     std::int64_t evalsha = 0;  // calls of EVALSHA
     std::string per_command;   // "evalsha=2000,del=2000,...": calls per command
     std::map<std::string, std::int64_t> calls_of;  // the same, by command name
+    std::size_t nodes = 1;                         // servers probed
+    std::string evalsha_by_node;  // "127.0.0.1:7001=5000,...": where the scripts ran
   };
   window stop();
   std::int64_t dbsize();
 
  private:
-  std::string info(const char* section);
+  struct node {
+    std::string address;  // host:port
+    void* context;        // redisContext*
+  };
+  std::string info(const node& n, const char* section);
   double cpu_seconds();
-  void* context_;  // redisContext*
+  std::vector<node> nodes_;
   double cpu_at_start_ = 0;
 };
 
@@ -128,6 +135,8 @@ void add_common(result& r, const options& o, double window_s, double client_cpu_
 result make_result(const options& o);
 
 result run_uncontended(const options& o);
+// n-locks; also cluster-n-locks, the same over a redis-cluster:// URL (its 8 names land on
+// every master of a 3-master cluster).
 result run_n_locks(const options& o);
 result run_one_lock(const options& o);
 result run_handoff(const options& o);
@@ -138,5 +147,9 @@ result run_rw_read(const options& o);
 result run_rw_mixed(const options& o);
 // --variant async of uncontended (n = 1) and n-locks (n = threads): see async_pairs.cpp.
 result run_async_pairs(const options& o, int n);
+
+// The scenario whose names and loops a deployment's scenario reuses: "cluster-n-locks" ->
+// "n-locks", any other -> itself.
+std::string base_scenario(const std::string& scenario);
 
 }  // namespace relock_bench

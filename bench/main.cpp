@@ -15,10 +15,15 @@ namespace {
 using scenario_fn = relock_bench::result (*)(const relock_bench::options&);
 
 const std::map<std::string, scenario_fn> scenarios = {
-    {"uncontended", relock_bench::run_uncontended}, {"n-locks", relock_bench::run_n_locks},
-    {"one-lock", relock_bench::run_one_lock},       {"handoff", relock_bench::run_handoff},
-    {"many-held", relock_bench::run_many_held},     {"rw-read", relock_bench::run_rw_read},
+    {"uncontended", relock_bench::run_uncontended},
+    {"n-locks", relock_bench::run_n_locks},
+    {"one-lock", relock_bench::run_one_lock},
+    {"handoff", relock_bench::run_handoff},
+    {"many-held", relock_bench::run_many_held},
+    {"rw-read", relock_bench::run_rw_read},
     {"rw-mixed", relock_bench::run_rw_mixed},
+    // n-locks over a redis-cluster:// URL (bench/run starts a 3-master cluster).
+    {"cluster-n-locks", relock_bench::run_n_locks},
 };
 
 int usage(const char* why) {
@@ -28,6 +33,7 @@ int usage(const char* why) {
                "                    [--threads T] [--locks L] [--variant default|async]\n"
                "                    [--connections C] [--busy-poll MICROSECONDS]\n"
                "scenarios: uncontended n-locks one-lock handoff many-held rw-read rw-mixed\n"
+               "           cluster-n-locks (n-locks; give a redis-cluster:// URL)\n"
                "prints one JSON line; exit 0 done, 1 failed, 2 bad usage\n");
   return 2;
 }
@@ -72,8 +78,9 @@ int main(int argc, char** argv) {
   auto it = scenarios.find(o.scenario);
   if (it == scenarios.end()) return usage(("unknown scenario '" + o.scenario + "'").c_str());
   if (o.variant != "default" && o.variant != "async") return usage("--variant: default or async");
-  if (o.variant == "async" && o.scenario != "uncontended" && o.scenario != "n-locks") {
-    return usage("--variant async exists for uncontended and n-locks only");
+  const auto base = relock_bench::base_scenario(o.scenario);
+  if (o.variant == "async" && base != "uncontended" && base != "n-locks") {
+    return usage("--variant async exists for uncontended and (cluster-)n-locks only");
   }
   if (o.seconds <= 0 || o.seconds > 600 || o.threads < 1 || o.threads > 256 || o.locks < 1 ||
       o.connections < 0 || o.connections > 64 || o.busy_poll_us < -1 || o.busy_poll_us > 10'000) {

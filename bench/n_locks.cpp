@@ -1,5 +1,8 @@
 // n-locks: T threads, T locks, each thread on its own lock: no contention, but every thread
-// shares the client's one pipelined connection, so this measures throughput under load.
+// shares the client's pipelined command connections, so this measures throughput under load.
+// cluster-n-locks runs the same with a redis-cluster:// URL: the same names, whose slots spread
+// them over the masters (bench:n-locks:0..7 land 2 / 4 / 2 on redis-cli's three slot ranges),
+// each master with its own connections.
 #include <latch>
 #include <thread>
 

@@ -1,13 +1,10 @@
-// Measurement helpers shared by the scenarios: samples, the JSON line, CPU time, server probe,
-// the measured window.
+// Measurement helpers shared by the scenarios: samples, the JSON line, CPU time, the measured
+// window (the server probe is in server_probe.cpp).
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <stdexcept>
-
-#include <hiredis/hiredis.h>
 
 #include "driver.hpp"
 
@@ -74,120 +71,6 @@ double process_cpu_seconds() {
   return s(u.ru_utime) + s(u.ru_stime);
 }
 
-namespace {
-
-// redis://[user:pass@]host[:port][/db] -> host, port (the probe needs no password here:
-// bench/run starts its own server).
-std::pair<std::string, int> host_port(const std::string& url) {
-  std::string rest = url;
-  if (auto p = rest.find("://"); p != std::string::npos) rest = rest.substr(p + 3);
-  if (auto p = rest.rfind('@'); p != std::string::npos) rest = rest.substr(p + 1);
-  if (auto p = rest.find('/'); p != std::string::npos) rest = rest.substr(0, p);
-  int port = 6379;
-  if (auto p = rest.rfind(':'); p != std::string::npos) {
-    port = std::stoi(rest.substr(p + 1));
-    rest = rest.substr(0, p);
-  }
-  return {rest, port};
-}
-
-// The value of `field:` in an INFO text, or "" when absent.
-std::string info_value(const std::string& text, const std::string& field) {
-  const std::string needle = "\n" + field + ":";
-  auto p = ("\n" + text).find(needle);
-  if (p == std::string::npos) return {};
-  auto start = p + needle.size() - 1;  // -1: the "\n" we prepended
-  auto end = text.find_first_of("\r\n", start);
-  return text.substr(start, end - start);
-}
-
-redisReply* checked(void* context, redisReply* r, const char* what) {
-  if (r == nullptr) {
-    throw std::runtime_error(std::string("probe: ") + what + ": " +
-                             static_cast<redisContext*>(context)->errstr);
-  }
-  if (r->type == REDIS_REPLY_ERROR) {
-    std::string text(r->str, r->len);
-    freeReplyObject(r);
-    throw std::runtime_error(std::string("probe: ") + what + ": " + text);
-  }
-  return r;
-}
-
-}  // namespace
-
-server_probe::server_probe(const std::string& url) {
-  auto [host, port] = host_port(url);
-  timeval timeout{5, 0};
-  auto* c = redisConnectWithTimeout(host.c_str(), port, timeout);
-  if (c == nullptr || c->err) {
-    std::string why = c ? c->errstr : "out of memory";
-    if (c) redisFree(c);
-    throw std::runtime_error("probe: cannot connect to " + url + ": " + why);
-  }
-  redisSetTimeout(c, timeout);
-  context_ = c;
-}
-
-server_probe::~server_probe() { redisFree(static_cast<redisContext*>(context_)); }
-
-std::string server_probe::info(const char* section) {
-  auto* r = checked(context_,
-                    static_cast<redisReply*>(
-                        redisCommand(static_cast<redisContext*>(context_), "INFO %s", section)),
-                    "INFO");
-  std::string text(r->str, r->len);
-  freeReplyObject(r);
-  return text;
-}
-
-double server_probe::cpu_seconds() {
-  auto text = info("cpu");
-  return std::stod(info_value(text, "used_cpu_user")) + std::stod(info_value(text, "used_cpu_sys"));
-}
-
-void server_probe::start() {
-  freeReplyObject(checked(context_,
-                          static_cast<redisReply*>(redisCommand(
-                              static_cast<redisContext*>(context_), "CONFIG RESETSTAT")),
-                          "CONFIG RESETSTAT"));
-  cpu_at_start_ = cpu_seconds();
-}
-
-server_probe::window server_probe::stop() {
-  window w;
-  w.cpu_seconds = cpu_seconds() - cpu_at_start_;
-  // Lines look like: cmdstat_evalsha:calls=12,usec=...,...
-  auto text = info("commandstats");
-  std::size_t at = 0;
-  while ((at = text.find("cmdstat_", at)) != std::string::npos) {
-    auto colon = text.find(':', at);
-    std::string name = text.substr(at + 8, colon - at - 8);
-    auto calls = std::stoll(text.substr(colon + 7));  // ":calls="
-    if (name.starts_with("info") || name.starts_with("config")) {
-      at = colon;
-      continue;
-    }
-    w.calls += calls;
-    w.calls_of[name] = calls;
-    if (name == "evalsha") w.evalsha = calls;
-    if (!w.per_command.empty()) w.per_command += ',';
-    w.per_command += name + "=" + std::to_string(calls);
-    at = colon;
-  }
-  return w;
-}
-
-std::int64_t server_probe::dbsize() {
-  auto* r = checked(
-      context_,
-      static_cast<redisReply*>(redisCommand(static_cast<redisContext*>(context_), "DBSIZE")),
-      "DBSIZE");
-  auto n = r->integer;
-  freeReplyObject(r);
-  return n;
-}
-
 window_figures run_window(const options& o, server_probe& probe,
                           const std::function<void(clock::time_point end)>& work) {
   probe.start();
@@ -238,6 +121,15 @@ void add_common(result& r, const options& o, double window_s, double client_cpu_
   r.set("evalsha_per_op", per_op(server.evalsha));
   r.set("server_calls_per_op", per_op(server.calls));
   r.set("server_calls", server.per_command);
+  if (server.nodes > 1) {
+    r.set("server_nodes", static_cast<std::int64_t>(server.nodes));
+    r.set("evalsha_by_node", server.evalsha_by_node);
+  }
+}
+
+std::string base_scenario(const std::string& scenario) {
+  const std::string cluster = "cluster-";
+  return scenario.starts_with(cluster) ? scenario.substr(cluster.size()) : scenario;
 }
 
 relock::config client_settings(const options& o) {

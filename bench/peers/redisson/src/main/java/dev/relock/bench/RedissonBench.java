@@ -35,6 +35,8 @@ import org.redisson.Redisson;
 import org.redisson.api.RLock;
 import org.redisson.api.RReadWriteLock;
 import org.redisson.api.RedissonClient;
+import org.redisson.config.BaseConfig;
+import org.redisson.config.ClusterServersConfig;
 import org.redisson.config.Config;
 import org.redisson.config.SingleServerConfig;
 
@@ -48,7 +50,8 @@ import org.redisson.config.SingleServerConfig;
  * </pre>
  *
  * Scenarios: uncontended, n-locks, one-lock, handoff, rw-read, rw-mixed (many-held is relock's
- * own and is refused).
+ * own and is refused), and cluster-n-locks: n-locks with a redis-cluster://h1:p1,h2:p2 URL,
+ * which configures useClusterServers() with those nodes (the probe then sums over them).
  * Each mirrors its C++ twin in bench/*.cpp line by line: the same lock names, the same loops,
  * the same count bounds (per thread) and time bounds, the same grace before a blocked lock() is
  * cancelled (here: Thread.interrupt on lockInterruptibly()), the same server probe (CONFIG
@@ -59,7 +62,7 @@ import org.redisson.config.SingleServerConfig;
  * thrown away; the server statistics are reset after it.
  *
  * One RedissonClient per process, shared by every thread, with Redisson's defaults (single
- * server, default codec, default pool sizes). "variant" names them as used, e.g. "4.7.0
+ * server or cluster, default codec, default pool sizes). "variant" names them as used, e.g. "4.7.0
  * codec=Kryo5Codec pool=64/24 sub=50/1" (connection pool max/min-idle, subscription pool
  * max/min-idle), unless --variant replaces it; "settings" always carries the full set.
  * Redisson-only extra fields, after the common ones: "warmup_s", "settings", "jvm".
@@ -92,6 +95,7 @@ public final class RedissonBench {
       "usage: java -jar relock-bench-redisson.jar --scenario NAME --rep N --url URL [--seconds S]\n"
           + "                                         [--threads T] [--warmup S] [--variant V]\n"
           + "scenarios: uncontended n-locks one-lock handoff rw-read rw-mixed\n"
+          + "           cluster-n-locks (n-locks; give a redis-cluster://h1:p1,h2:p2 URL)\n"
           + "prints one JSON line; exit 0 done, 1 failed, 2 bad usage";
 
   // ------------------------------------------------------------------------------------------
@@ -168,18 +172,20 @@ public final class RedissonBench {
 
   // ------------------------------------------------------------------------------------------
   // Server probe: what the server saw during the window, over a plain connection of its own
-  // (a few lines of RESP), exactly like relock_bench's server_probe.
+  // (a few lines of RESP), exactly like relock_bench's server_probe: a redis-cluster:// URL gets
+  // one connection per node it names, and the figures are the sums over them.
 
   static final class Probe implements AutoCloseable {
-    private final Socket socket;
-    private final InputStream in;
-    private final OutputStream out;
+    private final List<Node> nodes = new ArrayList<>();
     private double cpuAtStart = 0;
 
     /** calls: all but our own INFO / CONFIG, including the commands scripts call (Redis 7
-     *  counts those too); perCommand: "evalsha=2000,del=2000,...", in INFO's order. */
-    record Window(double cpuSeconds, long calls, long evalsha, String perCommand) {}
+     *  counts those too); perCommand: "evalsha=2000,del=2000,...", in INFO's order (first node
+     *  first); evalshaByNode: "127.0.0.1:7001=5000,..." (several nodes only, else null). */
+    record Window(double cpuSeconds, long calls, long evalsha, String perCommand, int nodes,
+        String evalshaByNode) {}
 
+    /** redis://[user:pass@]host[:port][/db], or redis-cluster://[user:pass@]h1:p1,h2:p2[?...]. */
     Probe(String url) throws IOException {
       String rest = url;
       int p = rest.indexOf("://");
@@ -190,81 +196,89 @@ public final class RedissonBench {
       if (p >= 0) {
         rest = rest.substring(p + 1);
       }
-      p = rest.indexOf('/');
-      if (p >= 0) {
-        rest = rest.substring(0, p);
+      for (char end : new char[] {'/', '?'}) {
+        p = rest.indexOf(end);
+        if (p >= 0) {
+          rest = rest.substring(0, p);
+        }
       }
-      int port = 6379;
-      p = rest.lastIndexOf(':');
-      if (p >= 0) {
-        port = Integer.parseInt(rest.substring(p + 1));
-        rest = rest.substring(0, p);
+      try {
+        for (String hostPort : rest.split(",")) {
+          nodes.add(new Node(hostPort));
+        }
+      } catch (IOException e) {
+        close();
+        throw e;
       }
-      socket = new Socket();
-      socket.connect(new InetSocketAddress(rest, port), 5000);
-      socket.setSoTimeout(5000);
-      socket.setTcpNoDelay(true);
-      in = new BufferedInputStream(socket.getInputStream());
-      out = socket.getOutputStream();
     }
 
     @Override
     public void close() throws IOException {
-      socket.close();
+      for (Node n : nodes) {
+        n.socket.close();
+      }
     }
 
-    private Object command(String... args) throws IOException {
-      ByteArrayOutputStream b = new ByteArrayOutputStream();
-      b.writeBytes(("*" + args.length + "\r\n").getBytes(StandardCharsets.UTF_8));
-      for (String a : args) {
-        byte[] bytes = a.getBytes(StandardCharsets.UTF_8);
-        b.writeBytes(("$" + bytes.length + "\r\n").getBytes(StandardCharsets.UTF_8));
-        b.writeBytes(bytes);
-        b.writeBytes("\r\n".getBytes(StandardCharsets.UTF_8));
+    private double cpuSeconds() throws IOException {
+      double sum = 0;
+      for (Node n : nodes) {
+        String text = (String) n.command("INFO", "cpu");
+        sum += Double.parseDouble(infoValue(text, "used_cpu_user"))
+            + Double.parseDouble(infoValue(text, "used_cpu_sys"));
       }
-      out.write(b.toByteArray());
-      out.flush();
-      return reply(args[0]);
+      return sum;
     }
 
-    private String line() throws IOException {
-      ByteArrayOutputStream b = new ByteArrayOutputStream();
-      int c;
-      while ((c = in.read()) != -1) {
-        if (c == '\r') {
-          in.read();  // '\n'
-          break;
-        }
-        b.write(c);
+    /** CONFIG RESETSTAT and note the server's CPU. */
+    void start() throws IOException {
+      for (Node n : nodes) {
+        n.command("CONFIG", "RESETSTAT");
       }
-      if (c == -1) {
-        throw new IOException("probe: connection closed");
-      }
-      return b.toString(StandardCharsets.UTF_8);
+      cpuAtStart = cpuSeconds();
     }
 
-    private Object reply(String what) throws IOException {
-      String l = line();
-      char type = l.charAt(0);
-      String body = l.substring(1);
-      switch (type) {
-        case '+':
-          return body;
-        case '-':
-          throw new IOException("probe: " + what + ": " + body);
-        case ':':
-          return Long.parseLong(body);
-        case '$': {
-          int len = Integer.parseInt(body);
-          if (len < 0) {
-            return null;
+    Window stop() throws IOException {
+      double cpu = cpuSeconds() - cpuAtStart;
+      long calls = 0;
+      long evalsha = 0;
+      Map<String, Long> perCommand = new LinkedHashMap<>();
+      StringBuilder byNode = new StringBuilder();
+      for (Node node : nodes) {
+        // Lines look like: cmdstat_evalsha:calls=12,usec=...,...
+        String text = (String) node.command("INFO", "commandstats");
+        long nodeEvalsha = 0;
+        for (String l : text.split("\r\n|\n")) {
+          if (!l.startsWith("cmdstat_")) {
+            continue;
           }
-          byte[] data = in.readNBytes(len + 2);
-          return new String(data, 0, len, StandardCharsets.UTF_8);
+          int colon = l.indexOf(':');
+          String name = l.substring(8, colon);
+          int comma = l.indexOf(',', colon);
+          long n = Long.parseLong(l.substring(colon + 7, comma < 0 ? l.length() : comma));
+          if (name.startsWith("info") || name.startsWith("config")) {
+            continue;
+          }
+          calls += n;
+          perCommand.merge(name, n, Long::sum);
+          if (name.equals("evalsha")) {
+            nodeEvalsha = n;
+          }
         }
-        default:
-          throw new IOException("probe: " + what + ": unexpected reply " + l);
+        evalsha += nodeEvalsha;
+        if (byNode.length() > 0) {
+          byNode.append(',');
+        }
+        byNode.append(node.address).append('=').append(nodeEvalsha);
       }
+      StringBuilder per = new StringBuilder();
+      perCommand.forEach((name, n) -> {
+        if (per.length() > 0) {
+          per.append(',');
+        }
+        per.append(name).append('=').append(n);
+      });
+      return new Window(cpu, calls, evalsha, per.toString(), nodes.size(),
+          nodes.size() > 1 ? byNode.toString() : null);
     }
 
     private static String infoValue(String text, String field) {
@@ -276,46 +290,83 @@ public final class RedissonBench {
       return "";
     }
 
-    private double cpuSeconds() throws IOException {
-      String text = (String) command("INFO", "cpu");
-      return Double.parseDouble(infoValue(text, "used_cpu_user"))
-          + Double.parseDouble(infoValue(text, "used_cpu_sys"));
-    }
+    /** One server's connection. */
+    private static final class Node {
+      final String address;  // host:port
+      final Socket socket;
+      final InputStream in;
+      final OutputStream out;
 
-    /** CONFIG RESETSTAT and note the server's CPU. */
-    void start() throws IOException {
-      command("CONFIG", "RESETSTAT");
-      cpuAtStart = cpuSeconds();
-    }
-
-    Window stop() throws IOException {
-      double cpu = cpuSeconds() - cpuAtStart;
-      // Lines look like: cmdstat_evalsha:calls=12,usec=...,...
-      String text = (String) command("INFO", "commandstats");
-      long calls = 0;
-      long evalsha = 0;
-      StringBuilder perCommand = new StringBuilder();
-      for (String l : text.split("\r\n|\n")) {
-        if (!l.startsWith("cmdstat_")) {
-          continue;
+      Node(String hostPort) throws IOException {
+        String host = hostPort;
+        int port = 6379;
+        int p = hostPort.lastIndexOf(':');
+        if (p >= 0) {
+          port = Integer.parseInt(hostPort.substring(p + 1));
+          host = hostPort.substring(0, p);
         }
-        int colon = l.indexOf(':');
-        String name = l.substring(8, colon);
-        int comma = l.indexOf(',', colon);
-        long n = Long.parseLong(l.substring(colon + 7, comma < 0 ? l.length() : comma));
-        if (name.startsWith("info") || name.startsWith("config")) {
-          continue;
-        }
-        calls += n;
-        if (name.equals("evalsha")) {
-          evalsha = n;
-        }
-        if (perCommand.length() > 0) {
-          perCommand.append(',');
-        }
-        perCommand.append(name).append('=').append(n);
+        address = host + ":" + port;
+        socket = new Socket();
+        socket.connect(new InetSocketAddress(host, port), 5000);
+        socket.setSoTimeout(5000);
+        socket.setTcpNoDelay(true);
+        in = new BufferedInputStream(socket.getInputStream());
+        out = socket.getOutputStream();
       }
-      return new Window(cpu, calls, evalsha, perCommand.toString());
+
+      Object command(String... args) throws IOException {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        b.writeBytes(("*" + args.length + "\r\n").getBytes(StandardCharsets.UTF_8));
+        for (String a : args) {
+          byte[] bytes = a.getBytes(StandardCharsets.UTF_8);
+          b.writeBytes(("$" + bytes.length + "\r\n").getBytes(StandardCharsets.UTF_8));
+          b.writeBytes(bytes);
+          b.writeBytes("\r\n".getBytes(StandardCharsets.UTF_8));
+        }
+        out.write(b.toByteArray());
+        out.flush();
+        return reply(args[0]);
+      }
+
+      private String line() throws IOException {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        int c;
+        while ((c = in.read()) != -1) {
+          if (c == '\r') {
+            in.read();  // '\n'
+            break;
+          }
+          b.write(c);
+        }
+        if (c == -1) {
+          throw new IOException("probe: connection to " + address + " closed");
+        }
+        return b.toString(StandardCharsets.UTF_8);
+      }
+
+      private Object reply(String what) throws IOException {
+        String l = line();
+        char type = l.charAt(0);
+        String body = l.substring(1);
+        switch (type) {
+          case '+':
+            return body;
+          case '-':
+            throw new IOException("probe: " + address + ": " + what + ": " + body);
+          case ':':
+            return Long.parseLong(body);
+          case '$': {
+            int len = Integer.parseInt(body);
+            if (len < 0) {
+              return null;
+            }
+            byte[] data = in.readNBytes(len + 2);
+            return new String(data, 0, len, StandardCharsets.UTF_8);
+          }
+          default:
+            throw new IOException("probe: " + address + ": " + what + ": unexpected reply " + l);
+        }
+      }
     }
   }
 
@@ -381,6 +432,10 @@ public final class RedissonBench {
     r.set("evalsha_per_op", ops > 0 ? (double) server.evalsha() / ops : Double.NaN);
     r.set("server_calls_per_op", ops > 0 ? (double) server.calls() / ops : Double.NaN);
     r.set("server_calls", server.perCommand());
+    if (server.nodes() > 1) {
+      r.set("server_nodes", (long) server.nodes());
+      r.set("evalsha_by_node", server.evalshaByNode());
+    }
     // Redisson-only: how the JVM was warmed, the client's settings, the JVM.
     r.set("warmup_s", o.warmup);
     r.set("settings", settings);
@@ -928,8 +983,34 @@ public final class RedissonBench {
     return "unknown";
   }
 
-  /** Redisson's defaults for a single server; only the address (and credentials) are set. */
+  /**
+   * Redisson's defaults for a single server (redis://) or a cluster
+   * (redis-cluster://[user:pass@]h1:p1,h2:p2..., relock's form: useClusterServers() with every
+   * node named as a seed); only the addresses (and credentials) are set.
+   */
   static Config buildConfig(String url) {
+    final String clusterScheme = "redis-cluster://";
+    if (url.startsWith(clusterScheme)) {
+      String rest = url.substring(clusterScheme.length());
+      int q = rest.indexOf('?');
+      if (q >= 0) {
+        rest = rest.substring(0, q);  // relock's ?pubsub=MODE: Redisson has its own default
+      }
+      Config config = new Config();
+      ClusterServersConfig cc = config.useClusterServers();
+      int at = rest.lastIndexOf('@');
+      if (at >= 0) {
+        credentials(cc, rest.substring(0, at));
+        rest = rest.substring(at + 1);
+      }
+      for (String node : rest.split(",")) {
+        if (node.isEmpty()) {
+          throw new UsageException("empty node in " + url);
+        }
+        cc.addNodeAddress("redis://" + (node.contains(":") ? node : node + ":6379"));
+      }
+      return config;
+    }
     URI uri = URI.create(url);
     String scheme = uri.getScheme() == null ? "redis" : uri.getScheme();
     if (!scheme.equals("redis") && !scheme.equals("rediss")) {
@@ -944,15 +1025,7 @@ public final class RedissonBench {
     sc.setAddress(scheme + "://" + uri.getHost() + ":" + port);
     String userInfo = uri.getRawUserInfo();
     if (userInfo != null && !userInfo.isEmpty()) {
-      int colon = userInfo.indexOf(':');
-      String user = colon >= 0 ? userInfo.substring(0, colon) : "";
-      String pass = colon >= 0 ? userInfo.substring(colon + 1) : userInfo;
-      if (!user.isEmpty()) {
-        sc.setUsername(URLDecoder.decode(user, StandardCharsets.UTF_8));
-      }
-      if (!pass.isEmpty()) {
-        sc.setPassword(URLDecoder.decode(pass, StandardCharsets.UTF_8));
-      }
+      credentials(sc, userInfo);
     }
     String path = uri.getPath();
     if (path != null && path.length() > 1) {
@@ -961,11 +1034,35 @@ public final class RedissonBench {
     return config;
   }
 
-  /** The variant: "4.7.0 codec=Kryo5Codec pool=64/24 sub=50/1" (version, codec, pool sizes). */
+  /** user:password (URL-encoded; either part may be empty) onto a server config. */
+  static void credentials(BaseConfig<?> sc, String userInfo) {
+    int colon = userInfo.indexOf(':');
+    String user = colon >= 0 ? userInfo.substring(0, colon) : "";
+    String pass = colon >= 0 ? userInfo.substring(colon + 1) : userInfo;
+    if (!user.isEmpty()) {
+      sc.setUsername(URLDecoder.decode(user, StandardCharsets.UTF_8));
+    }
+    if (!pass.isEmpty()) {
+      sc.setPassword(URLDecoder.decode(pass, StandardCharsets.UTF_8));
+    }
+  }
+
+  /**
+   * The variant: "4.7.0 codec=Kryo5Codec pool=64/24 sub=50/1" (version, codec, pool sizes; in a
+   * cluster the pool is each master's), with " cluster" after the version in a cluster.
+   */
   static String variant(RedissonClient client, String version) {
     Config c = client.getConfig();
-    SingleServerConfig sc = c.useSingleServer();  // the client's own, as used
     String codec = c.getCodec() == null ? "default" : c.getCodec().getClass().getSimpleName();
+    if (c.isClusterConfig()) {
+      ClusterServersConfig cc = c.useClusterServers();  // the client's own, as used
+      return version + " cluster codec=" + codec
+          + " pool=" + cc.getMasterConnectionPoolSize() + "/"
+          + cc.getMasterConnectionMinimumIdleSize()
+          + " sub=" + cc.getSubscriptionConnectionPoolSize() + "/"
+          + cc.getSubscriptionConnectionMinimumIdleSize();
+    }
+    SingleServerConfig sc = c.useSingleServer();  // the client's own, as used
     return version + " codec=" + codec
         + " pool=" + sc.getConnectionPoolSize() + "/" + sc.getConnectionMinimumIdleSize()
         + " sub=" + sc.getSubscriptionConnectionPoolSize() + "/"
@@ -975,14 +1072,21 @@ public final class RedissonBench {
   /** Every setting that bears on the figures, for the "settings" field. */
   static String settings(RedissonClient client, String version) {
     Config c = client.getConfig();
-    SingleServerConfig sc = c.useSingleServer();
+    BaseConfig<?> base = c.isClusterConfig() ? c.useClusterServers() : c.useSingleServer();
+    String cluster = "";
+    if (c.isClusterConfig()) {
+      ClusterServersConfig cc = c.useClusterServers();
+      cluster = " seeds=" + cc.getNodeAddresses().size() + " read=" + cc.getReadMode()
+          + " sharded_subscription=" + cc.getShardedSubscriptionMode()
+          + " scan=" + cc.getScanInterval() + "ms";
+    }
     return variant(client, version)
-        + " subs_per_conn=" + sc.getSubscriptionsPerConnection()
+        + " subs_per_conn=" + base.getSubscriptionsPerConnection()
         + " netty_threads=" + c.getNettyThreads() + " threads=" + c.getThreads()
         + " script_cache=" + (c.isUseScriptCache() ? "on" : "off")
         + " protocol=" + c.getProtocol()
-        + " timeout=" + sc.getTimeout() + "ms"
-        + " watchdog=" + c.getLockWatchdogTimeout() + "ms";
+        + " timeout=" + base.getTimeout() + "ms"
+        + " watchdog=" + c.getLockWatchdogTimeout() + "ms" + cluster;
   }
 
   static Options parse(String[] argv) {
@@ -1013,8 +1117,8 @@ public final class RedissonBench {
       }
     }
     if (o.scenario == null
-        || !List.of("uncontended", "n-locks", "one-lock", "handoff", "rw-read", "rw-mixed")
-            .contains(o.scenario)) {
+        || !List.of("uncontended", "n-locks", "one-lock", "handoff", "rw-read", "rw-mixed",
+            "cluster-n-locks").contains(o.scenario)) {
       throw new UsageException("many-held".equals(o.scenario)
           ? "many-held is relock's own scenario; the Redisson peer runs uncontended, n-locks,"
               + " one-lock, handoff, rw-read and rw-mixed"
@@ -1055,7 +1159,7 @@ public final class RedissonBench {
       RedissonBench bench = new RedissonBench(o, client, variant, settings(client, version));
       Scenario scenario = switch (o.scenario) {
         case "uncontended" -> bench::uncontended;
-        case "n-locks" -> bench::nLocks;
+        case "n-locks", "cluster-n-locks" -> bench::nLocks;
         case "one-lock" -> bench::oneLock;
         case "handoff" -> bench::handoff;
         case "rw-read" -> bench::rwRead;
