@@ -170,18 +170,10 @@ cluster_nodes::launch_result cluster_nodes::launch(std::size_t i) {
              redis_config({.extra_config = cluster_config(options_)}, node.port, node.dir, log));
   process.spawn({server_program_.string(), config.string()}, log);
   node.pid = process.pid();
-  auto ready = process.wait_ready([&node] { return answers_as(node); }, ready_timeout, 2ms);
-  if (ready == server_process::readiness::ready) return launch_result::ready;
-  if (ready == server_process::readiness::exited &&
-      process.output_since_spawn().find("Address already in use") != std::string::npos) {
-    return launch_result::port_in_use;
-  }
-  std::string what = ready == server_process::readiness::exited
-                         ? process.describe_exit()
-                         : "did not answer within " + std::to_string(ready_timeout.count()) + " s";
-  process.kill();
-  throw std::runtime_error("cluster node " + node.address() + " " + what + "; last lines of " +
-                           log.string() + ":\n" + process.output_tail());
+  return process.wait_started([&node] { return answers_as(node); }, ready_timeout,
+                              "cluster node " + node.address()) == server_process::start::ready
+             ? launch_result::ready
+             : launch_result::port_in_use;
 }
 
 void cluster_nodes::create_cluster() {

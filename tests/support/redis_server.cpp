@@ -97,19 +97,11 @@ redis_server::launch_result redis_server::launch() {
   write_file(config, redis_config(options_, port_, dir(), log));
   // The log is also the child's stdout/stderr: config errors are printed before Redis opens it.
   process_.spawn({program_.string(), config.string()}, log);
-  // Probing is a refused connect until Redis listens: cheap, so poll often (starts take ~3 ms).
-  auto ready = process_.wait_ready([this] { return answers_as_ours(); }, ready_timeout, 2ms);
-  if (ready == server_process::readiness::ready) return launch_result::ready;
-  if (ready == server_process::readiness::exited &&
-      process_.output_since_spawn().find("Address already in use") != std::string::npos) {
-    return launch_result::port_in_use;
-  }
-  std::string what = ready == server_process::readiness::exited
-                         ? process_.describe_exit()
-                         : "did not answer within " + std::to_string(ready_timeout.count()) + " s";
-  process_.kill();
-  throw std::runtime_error("redis-server on " + host_ + ":" + std::to_string(port_) + " " + what +
-                           "; last lines of " + log.string() + ":\n" + log_tail());
+  return process_.wait_started([this] { return answers_as_ours(); }, ready_timeout,
+                               "redis-server on " + host_ + ":" + std::to_string(port_)) ==
+                 server_process::start::ready
+             ? launch_result::ready
+             : launch_result::port_in_use;
 }
 
 bool redis_server::answers_as_ours() {

@@ -252,4 +252,23 @@ std::filesystem::path find_program(const std::string& program,
                            " (run scripts/setup)");
 }
 
+server_process::start server_process::wait_started(const std::function<bool()>& answers,
+                                                   std::chrono::milliseconds timeout,
+                                                   const std::string& who) {
+  // Probing is a refused connect until the server listens: cheap, so poll often (starts take
+  // ~3 ms).
+  const auto ready = wait_ready(answers, timeout, std::chrono::milliseconds(2));
+  if (ready == readiness::ready) return start::ready;
+  if (ready == readiness::exited &&
+      output_since_spawn().find("Address already in use") != std::string::npos) {
+    return start::port_in_use;
+  }
+  const std::string what = ready == readiness::exited
+                               ? describe_exit()
+                               : "did not answer within " + std::to_string(timeout.count()) + " ms";
+  kill();
+  throw std::runtime_error(who + " " + what + "; last lines of " + output_.string() + ":\n" +
+                           output_tail());
+}
+
 }  // namespace relock::test

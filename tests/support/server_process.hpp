@@ -41,6 +41,13 @@ class server_process {
   readiness wait_ready(const std::function<bool()>& answers, std::chrono::milliseconds timeout,
                        std::chrono::milliseconds poll = std::chrono::milliseconds(10));
 
+  // A server's start, judged: ready once `answers`; port_in_use when it exited saying
+  // "Address already in use" (the caller picks another port); otherwise it is killed and
+  // std::runtime_error says `who` ended how, with the end of its output.
+  enum class start { ready, port_in_use };
+  start wait_started(const std::function<bool()>& answers, std::chrono::milliseconds timeout,
+                     const std::string& who);
+
   // True while the child lives (stopped by pause() counts as living). Reaps it if it exited.
   bool running();
   // SIGTERM, then SIGKILL if it has not exited after `grace`; resumes a paused child first so
