@@ -27,6 +27,11 @@ void check_settings(const config& s) {
   positive(s.reconnect_max_delay, "reconnect_max_delay");
   positive(s.watchdog_lease, "watchdog_lease");
   positive(s.unlock_latch_ttl, "unlock_latch_ttl");
+  positive(s.fair_lock_wait_timeout, "fair_lock_wait_timeout");
+  positive(s.spin_backoff.initial, "spin_backoff.initial");
+  if (s.spin_backoff.max < s.spin_backoff.initial) {
+    throw error(errc::invalid_argument, "spin_backoff.max must be >= spin_backoff.initial");
+  }
   if (s.renewal_batch == 0) throw error(errc::invalid_argument, "renewal_batch must be > 0");
   if (s.busy_poll.count() < 0 || s.busy_poll > std::chrono::milliseconds(10)) {
     throw error(errc::invalid_argument, "busy_poll must be 0 to 10 ms");

@@ -25,6 +25,23 @@ enum class publish_mode {
                 // 3.18 and 4.x side by side) wakes everyone; classic on one server
 };
 
+// How a spin lock's waiter (client::spin_lock) paces its tries: it sleeps `initial` after the
+// first refusal, doubling after each one up to `max`, plus a random jitter of up to half the
+// delay so spinners that started together drift apart; never past the holder's remaining lease
+// or the caller's deadline. Redisson's defaults: exponential 1 ms to 128 ms; constant 64 ms.
+struct backoff {
+  std::chrono::milliseconds initial{1};
+  std::chrono::milliseconds max{128};
+
+  static backoff exponential(std::chrono::milliseconds initial = std::chrono::milliseconds(1),
+                             std::chrono::milliseconds max = std::chrono::milliseconds(128)) {
+    return {initial, max};
+  }
+  static backoff constant(std::chrono::milliseconds delay = std::chrono::milliseconds(64)) {
+    return {delay, delay};
+  }
+};
+
 struct config {
   // One server: redis://[user[:password]@]host[:port][/db][?pubsub=MODE]. The password may also
   // be given alone as redis://:password@host. Redis 6 ACL users need both.
@@ -78,6 +95,14 @@ struct config {
   // keep arriving after the window (a slow network), it stops polling for a while by itself;
   // with nothing in flight it never polls. 0 turns it off. 0 to 10 ms.
   std::chrono::microseconds busy_poll{100};
+
+  // How long a fair lock's queued waiter is presumed alive without a word from it (data-layout
+  // §3): a waiter that died while queued is dropped once this much has passed since its last try
+  // (while it heads the queue), and those behind it move up. A live waiter tries again at least
+  // once per holder's lease, so this must outlast watchdog_lease. 300 s as Redisson.
+  std::chrono::milliseconds fair_lock_wait_timeout{300'000};
+
+  backoff spin_backoff{};
 
   // Renewals per script call, when held locks share a slot (data-layout §2). 100 as Redisson.
   std::size_t renewal_batch = 100;

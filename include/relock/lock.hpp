@@ -166,7 +166,7 @@ class RELOCK_API Lock {
         token, o);
   }
 
- private:
+ protected:
   // Internally every outcome also carries a detail for humans (the server's text, the owner).
   using acquire_done = detail::completion<void(std::error_code, detail::acquire_result)>;
   using release_done = detail::completion<void(std::error_code, std::string)>;
@@ -177,10 +177,15 @@ class RELOCK_API Lock {
   void start_acquire(owner who, lock_options options, bool empty_wait_is_forever,
                      acquire_done done);
   void start_release(owner who, release_done done);
-  bool acquire_blocking(owner who, lock_options options, bool empty_wait_is_forever);
-  void unlock_reporting(std::error_code* out) noexcept;
+  // Throws relock::error on failure; the result says whether it was acquired, and its token.
+  detail::acquire_result acquire_blocking(owner who, lock_options options,
+                                          bool empty_wait_is_forever);
   std::string owner_id(owner o) const;  // "<client-id>:<owner-id>"
   std::string field(owner o) const;     // its hash field for this kind of hold
+  detail::client_core& core() const { return *core_; }
+
+ private:
+  void unlock_reporting(std::error_code* out) noexcept;
 
   std::shared_ptr<detail::client_core> core_;
   std::string name_;

@@ -19,7 +19,10 @@ acquire_fsm::action acquire_fsm::try_now() {
 
 acquire_fsm::action acquire_fsm::finish(ending why, std::error_code ec) {
   phase_ = phase::done;
-  return {.what = step::finish, .why = why, .ec = ec, .give_up = tried_ && why != ending::acquired};
+  return {.what = step::finish,
+          .why = why,
+          .ec = ec,
+          .give_up = tried_ && wait_ && why != ending::acquired};
 }
 
 acquire_fsm::action acquire_fsm::sleep_for(duration d, time_point now) {
@@ -27,6 +30,16 @@ acquire_fsm::action acquire_fsm::sleep_for(duration d, time_point now) {
   time_point until = now + d;
   if (deadline_) until = std::min(until, *deadline_);
   return {.what = step::sleep, .until = until};
+}
+
+// Up to half of `d`, from a splitmix64 sequence.
+std::chrono::microseconds acquire_fsm::next_jitter(duration d) {
+  std::uint64_t z = (jitter_state_ += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  const auto span = static_cast<std::uint64_t>(std::chrono::microseconds(d).count() / 2);
+  return std::chrono::microseconds(span == 0 ? 0 : static_cast<std::int64_t>(z % (span + 1)));
 }
 
 acquire_fsm::action acquire_fsm::acquired() {
@@ -52,9 +65,14 @@ acquire_fsm::action acquire_fsm::refused(duration holder_ttl, time_point now) {
   // A TTL of 0 is the holder's last millisecond: the key is gone by the next try.
   if (holder_ttl.count() == 0 && (queued_ || backoff_)) return try_now();
   if (backoff_) {
-    const duration d = holder_ttl.count() > 0 ? std::min(next_backoff_, holder_ttl) : next_backoff_;
+    const duration d = next_backoff_;
     next_backoff_ = std::min(next_backoff_ * 2, backoff_->max);
-    return sleep_for(d, now);
+    time_point until = now + d + next_jitter(d);
+    // The holder's key is gone after its TTL: no use sleeping longer.
+    if (holder_ttl.count() > 0) until = std::min(until, now + holder_ttl);
+    phase_ = phase::sleeping;
+    if (deadline_) until = std::min(until, *deadline_);
+    return {.what = step::sleep, .until = until};
   }
   if (!queued_) {
     // Subscribe, wait for the confirmation, then try again: a release between the first try and

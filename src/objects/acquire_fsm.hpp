@@ -17,6 +17,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <system_error>
 
@@ -37,10 +38,12 @@ class acquire_fsm {
   static constexpr duration retry_after_outage{100};
 
   // Waiting by backoff (a spin lock): no subscription; after each refusal sleep `initial`,
-  // doubling up to `max`, but never past the holder's TTL or the deadline.
+  // doubling up to `max`, plus a jitter of up to half that drawn from `seed` (so the machine
+  // stays deterministic), but never past the holder's TTL or the deadline.
   struct backoff {
     duration initial;
     duration max;
+    std::uint64_t seed = 0;
   };
 
   enum class step {
@@ -73,7 +76,10 @@ class acquire_fsm {
   acquire_fsm(bool wait, std::optional<time_point> deadline,
               std::optional<backoff> by_backoff = std::nullopt)
       : wait_(wait), deadline_(deadline), backoff_(by_backoff) {
-    if (backoff_) next_backoff_ = backoff_->initial;
+    if (backoff_) {
+      next_backoff_ = backoff_->initial;
+      jitter_state_ = backoff_->seed;
+    }
   }
 
   action start();
@@ -101,12 +107,14 @@ class acquire_fsm {
   action try_now();
   action finish(ending why, std::error_code ec = {});
   action sleep_for(duration d, time_point now);
+  std::chrono::microseconds next_jitter(duration d);
   bool deadline_passed(time_point now) const { return deadline_ && now >= *deadline_; }
 
   bool wait_;
   std::optional<time_point> deadline_;
   std::optional<backoff> backoff_;
   duration next_backoff_{0};
+  std::uint64_t jitter_state_ = 0;
   bool tried_ = false;  // a try was sent: a finish without the hold gives up
   phase phase_ = phase::idle;
   bool queued_ = false;

@@ -6,6 +6,8 @@
 
 #include "client_core.hpp"
 #include "objects/acquire_fsm.hpp"
+#include "objects/ids.hpp"
+#include "objects/naming.hpp"
 #include "objects/release_op.hpp"
 
 namespace relock::detail {
@@ -17,6 +19,14 @@ using ending = acquire_fsm::ending;
 
 bool outage(std::error_code ec) { return ec == errc::timeout || ec == errc::connection; }
 
+// A spinning kind's waiters back off as the client's settings say, with jitter from a seed of
+// their own, so spinners that started together do not retry together.
+std::optional<acquire_fsm::backoff> backoff_of(const client_core& core, const lock_kind& kind) {
+  if (!kind.spins) return std::nullopt;
+  const backoff& b = core.settings().spin_backoff;
+  return acquire_fsm::backoff{b.initial, b.max, objects::random_seed()};
+}
+
 // Performs what acquire_fsm decides: the script call, the waiter queue, the timer, the
 // watchdog record and the cleanup releases. The decisions themselves live in the machine.
 class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutdown_aware {
@@ -26,7 +36,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
         request_(std::move(request)),
         done_(std::move(done)),
         timer_(core_->io()),
-        fsm_(request_.wait, request_.deadline, request_.kind->backoff) {
+        fsm_(request_.wait, request_.deadline, backoff_of(*core_, *request_.kind)) {
     waiter_.wake = [this] {
       // Try at once, not from the cancelled timer's handler: that would queue the try behind
       // whatever else this pass of the I/O loop has to do.
@@ -78,7 +88,9 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     ++timer_generation_;  // a timer armed before this try no longer counts
     timer_.cancel();
     waiter_.signalled = false;  // a wake from now on means: something changed, try again
-    auto call = request_.kind->acquire_call(request_.key, request_.owner, request_.lease);
+    auto call = request_.kind->acquire_call(
+        acquire_context{request_.key, request_.owner, request_.lease, request_.wait,
+                        core_->settings().fair_lock_wait_timeout, wall_clock_ms()});
     core_->executor().eval(request_.kind->acquire, std::move(call.keys), std::move(call.args),
                            [self = shared_from_this()](std::error_code ec, resp::reply r) {
                              self->on_reply(ec, std::move(r));
@@ -160,17 +172,25 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   // The wait ends without the hold: the kind cleans what its tries left (a place in a queue).
   // Sent before the caller hears, so a try that follows runs after it (a key's requests keep
   // their order).
+  // Under a latch of its own, so a resend after a lost connection changes nothing twice.
   void give_up() {
     const lock_kind& kind = *request_.kind;
     if (kind.give_up == nullptr) return;
-    auto call = kind.give_up_call(request_.key, request_.owner);
-    core_->executor().eval(*kind.give_up, std::move(call.keys), std::move(call.args),
-                           [core = core_, key = request_.key](std::error_code ec, resp::reply r) {
-                             if (ec) {
-                               core->log(log_level::warning,
-                                         "giving up the wait on '" + key + "' failed: " + r.str);
-                             }
-                           });
+    const auto& settings = core_->settings();
+    std::string latch = objects::unlock_latch_key(request_.key, objects::random_request_id());
+    auto call = kind.give_up_call(give_up_context{
+        request_.key, request_.owner, request_.channel, latch, core_->publish_command(),
+        settings.fair_lock_wait_timeout, settings.unlock_latch_ttl, wall_clock_ms()});
+    core_->executor().eval(
+        *kind.give_up, std::move(call.keys), std::move(call.args),
+        [core = core_, key = request_.key, latch](std::error_code ec, resp::reply r) mutable {
+          if (ec) {
+            core->log(log_level::warning, "giving up the wait on '" + key + "' failed: " + r.str);
+            return;
+          }
+          core->sweeper().discard(std::move(latch));
+        },
+        /*idempotent=*/true, settings.unlock_latch_ttl);
   }
 
   void finish(const acquire_fsm::action& a) {
@@ -180,7 +200,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
       core_->watchdog().held(request_.key, request_.field, request_.owner, request_.lease,
                              request_.watchdog ? &request_.kind->renew : nullptr,
                              std::move(request_.on_lost),
-                             request_.listen_for_loss ? request_.channel : std::string());
+                             request_.listen_for_loss ? request_.channel : std::string(), token_);
     }
     if (tracked_) core_->untrack(*this);
     tracked_ = false;

@@ -53,6 +53,8 @@ std::string random_bytes(std::size_t n) {
   return out;
 }
 
+std::uint64_t random_seed() { return generator()(); }
+
 std::string random_request_id() { return hex(random_bytes(16)); }
 
 std::string random_uuid() {

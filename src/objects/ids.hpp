@@ -12,6 +12,8 @@ std::string random_uuid();
 // 32 lowercase hex digits from 16 random bytes (data-layout §1: an unlock request id).
 std::string random_request_id();
 std::string random_bytes(std::size_t n);
+// A random 64-bit number, e.g. to seed a spin waiter's jitter.
+std::uint64_t random_seed();
 
 // The calling thread's number, unique in this process and stable for the thread's life.
 std::uint64_t current_thread_number();

@@ -71,14 +71,15 @@ void Lock::start_release(owner who, release_done done) {
       std::move(done));
 }
 
-bool Lock::acquire_blocking(owner who, lock_options options, bool empty_wait_is_forever) {
+detail::acquire_result Lock::acquire_blocking(owner who, lock_options options,
+                                              bool empty_wait_is_forever) {
   detail::refuse_io_thread(*core_, "locking");
   auto [ec, result] =
       relock::detail::wait_for<std::error_code, detail::acquire_result>([&](auto done) {
         start_acquire(who, std::move(options), empty_wait_is_forever, std::move(done));
       });
   if (ec) throw error(ec, std::string(kind_->what) + " '" + name_ + "': " + result.detail);
-  return result.acquired;
+  return std::move(result);
 }
 
 void Lock::lock() { acquire_blocking(owner::current_thread(), {}, true); }
@@ -96,19 +97,19 @@ void Lock::lock(std::stop_token stop, std::optional<std::chrono::milliseconds> l
   acquire_blocking(owner::current_thread(), std::move(o), true);
 }
 
-bool Lock::try_lock() { return acquire_blocking(owner::current_thread(), {}, false); }
+bool Lock::try_lock() { return acquire_blocking(owner::current_thread(), {}, false).acquired; }
 
 bool Lock::try_lock(std::chrono::milliseconds wait) {
   lock_options o;
   o.wait = detail::to_millis(wait, "wait");
-  return acquire_blocking(owner::current_thread(), std::move(o), false);
+  return acquire_blocking(owner::current_thread(), std::move(o), false).acquired;
 }
 
 bool Lock::try_lock(std::chrono::milliseconds wait, std::chrono::milliseconds lease) {
   lock_options o;
   o.wait = detail::to_millis(wait, "wait");
   o.lease = detail::to_millis(lease, "lease");
-  return acquire_blocking(owner::current_thread(), std::move(o), false);
+  return acquire_blocking(owner::current_thread(), std::move(o), false).acquired;
 }
 
 void Lock::unlock() noexcept { unlock_reporting(nullptr); }
@@ -146,7 +147,8 @@ bool Lock::force_unlock() {
                   done = detail::completion<void(std::error_code, resp::reply)>(std::move(done))](
                      bool running) mutable {
       if (!running) return done(errc::cancelled, resp::reply{});
-      auto call = kind->force_release_call(key, channel, core->publish_command());
+      auto call = kind->force_release_call(
+          {key, channel, core->publish_command(), detail::wall_clock_ms()});
       core->executor().eval(kind->force_release, std::move(call.keys), std::move(call.args),
                             core->guard(std::move(done)));
     });

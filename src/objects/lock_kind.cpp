@@ -9,6 +9,12 @@
 
 namespace relock::detail {
 
+std::int64_t wall_clock_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 acquire_reply read_lock_reply(const resp::reply& r) {
   using outcome = acquire_reply::outcome;
   if (r.is_nil()) return {.result = outcome::acquired};
@@ -26,24 +32,22 @@ std::size_t lock_message_wakes(std::string_view payload) {
   return payload == "0" ? 1 : pubsub::wake_all;
 }
 
-namespace {
+namespace plain_lock {
 
 // The embedded sources are constant-initialised string_views, so these may use them at
 // dynamic-initialisation time in any order.
 const exec::script acquire{"lock_acquire", scripts::lock_acquire};
-const exec::script acquire_once{"lock_acquire_once", scripts::lock_acquire_once};
 const exec::script release{"lock_release", scripts::lock_release};
 const exec::script force_release{"lock_force_release", scripts::lock_force_release};
 const exec::script renew{"lock_renew", scripts::lock_renew};
 
-std::string owner_field(std::string_view owner) { return std::string(owner); }
+std::string field(std::string_view owner) { return std::string(owner); }
 
 std::string channel(std::string_view key) { return objects::lock_channel(key); }
 std::string waiter_channel(std::string_view key, std::string_view) { return channel(key); }
 
-script_call acquire_call(std::string_view key, std::string_view owner,
-                         std::chrono::milliseconds lease) {
-  return {{std::string(key)}, {std::to_string(lease.count()), std::string(owner)}};
+script_call acquire_call(const acquire_context& c) {
+  return {{std::string(c.key)}, {std::to_string(c.lease.count()), std::string(c.owner)}};
 }
 
 script_call release_call(const release_context& c) {
@@ -52,9 +56,8 @@ script_call release_call(const release_context& c) {
            std::string(c.publish_command), std::to_string(c.latch_ttl.count())}};
 }
 
-script_call force_release_call(std::string_view key, std::string_view channel,
-                               std::string_view publish_command) {
-  return {{std::string(key), std::string(channel)}, {"0", std::string(publish_command)}};
+script_call force_release_call(const force_release_context& c) {
+  return {{std::string(c.key), std::string(c.channel)}, {"0", std::string(c.publish_command)}};
 }
 
 // lock_renew.lua: KEYS[i] the hash, ARGV[i + 1] the field.
@@ -64,25 +67,31 @@ void renew_hold(std::string_view key, std::string_view owner, std::int64_t,
   args.emplace_back(owner);
 }
 
-constexpr lock_kind with_acquire(const exec::script& script) {
+}  // namespace plain_lock
+
+namespace {
+
+const exec::script acquire_once{"lock_acquire_once", scripts::lock_acquire_once};
+
+lock_kind with_acquire(const exec::script& script) {
   return {.what = "lock",
           .acquire = script,
-          .release = release,
-          .force_release = force_release,
-          .renew = {renew, renew_hold},
-          .field = owner_field,
-          .channel = channel,
-          .waiter_channel = waiter_channel,
-          .acquire_call = acquire_call,
+          .release = plain_lock::release,
+          .force_release = plain_lock::force_release,
+          .renew = {plain_lock::renew, plain_lock::renew_hold},
+          .field = plain_lock::field,
+          .channel = plain_lock::channel,
+          .waiter_channel = plain_lock::waiter_channel,
+          .acquire_call = plain_lock::acquire_call,
           .read_acquire = read_lock_reply,
-          .release_call = release_call,
-          .force_release_call = force_release_call,
+          .release_call = plain_lock::release_call,
+          .force_release_call = plain_lock::force_release_call,
           .wakes = lock_message_wakes};
 }
 
 }  // namespace
 
-const lock_kind reentrant_lock_kind = with_acquire(acquire);
+const lock_kind reentrant_lock_kind = with_acquire(plain_lock::acquire);
 const lock_kind non_reentrant_lock_kind = with_acquire(acquire_once);
 
 }  // namespace relock::detail

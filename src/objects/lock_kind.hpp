@@ -20,6 +20,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,7 +28,6 @@
 #include <vector>
 
 #include "exec/script.hpp"
-#include "objects/acquire_fsm.hpp"
 #include "pubsub/waiter_list.hpp"
 #include "renewal/hold_table.hpp"
 #include "resp/reply.hpp"
@@ -39,6 +39,16 @@ struct script_call {
   std::vector<std::string> args;
 };
 
+// What an acquire call is made from.
+struct acquire_context {
+  std::string_view key;
+  std::string_view owner;
+  std::chrono::milliseconds lease;
+  bool waiting = false;  // a try of a waiting acquire (a fair lock queues it); false: try once
+  std::chrono::milliseconds queue_timeout{0};  // fair lock: a silent waiter's time to live
+  std::int64_t now_ms = 0;  // the client's wall clock, which fair-lock deadlines are written in
+};
+
 // What a release call is made from.
 struct release_context {
   std::string_view key;
@@ -48,7 +58,30 @@ struct release_context {
   std::string_view publish_command;
   std::chrono::milliseconds lease;  // restored on a partial release
   std::chrono::milliseconds latch_ttl;
+  std::int64_t now_ms = 0;
 };
+
+struct force_release_context {
+  std::string_view key;
+  std::string_view channel;
+  std::string_view publish_command;
+  std::int64_t now_ms = 0;
+};
+
+// What a give-up call is made from: under a latch of its own, so a resend changes nothing twice.
+struct give_up_context {
+  std::string_view key;
+  std::string_view owner;
+  std::string_view channel;
+  std::string_view latch;
+  std::string_view publish_command;
+  std::chrono::milliseconds queue_timeout;
+  std::chrono::milliseconds latch_ttl;
+  std::int64_t now_ms = 0;
+};
+
+// The wall clock in Unix milliseconds, for the contexts' now_ms.
+std::int64_t wall_clock_ms();
 
 // An acquire reply, read by the kind.
 struct acquire_reply {
@@ -67,19 +100,17 @@ struct lock_kind {
   std::string (*field)(std::string_view owner);
   std::string (*channel)(std::string_view key);
   std::string (*waiter_channel)(std::string_view key, std::string_view owner);
-  script_call (*acquire_call)(std::string_view key, std::string_view owner,
-                              std::chrono::milliseconds lease);
+  script_call (*acquire_call)(const acquire_context& c);
   // A reply or an error reply (a transport failure never gets here).
   acquire_reply (*read_acquire)(const resp::reply& r);
   script_call (*release_call)(const release_context& c);
-  script_call (*force_release_call)(std::string_view key, std::string_view channel,
-                                    std::string_view publish_command);
+  script_call (*force_release_call)(const force_release_context& c);
   // Null: giving up leaves nothing behind.
   const exec::script* give_up = nullptr;
-  script_call (*give_up_call)(std::string_view key, std::string_view owner) = nullptr;
+  script_call (*give_up_call)(const give_up_context& c) = nullptr;
   pubsub::wake_count wakes = nullptr;
-  // Set: waiters back off instead of listening for messages (a spin lock).
-  std::optional<acquire_fsm::backoff> backoff{};
+  // Waiters back off (config::spin_backoff) instead of listening for messages: a spin lock.
+  bool spins = false;
 };
 
 // What the lock family's replies mean where kinds agree: nil acquired, an integer the holder's
@@ -88,6 +119,23 @@ struct lock_kind {
 acquire_reply read_lock_reply(const resp::reply& r);
 // "0" wakes one waiter, anything else every waiter (data-layout §8).
 std::size_t lock_message_wakes(std::string_view payload);
+
+// The reentrant lock's data (data-layout §2), which the fenced and spin locks share: its scripts
+// and calls, for their tables.
+namespace plain_lock {
+extern const exec::script acquire;
+extern const exec::script release;
+extern const exec::script force_release;
+extern const exec::script renew;
+std::string field(std::string_view owner);  // the owner itself
+std::string channel(std::string_view key);  // redisson_lock__channel:{key}
+std::string waiter_channel(std::string_view key, std::string_view owner);  // the channel
+script_call acquire_call(const acquire_context& c);
+script_call release_call(const release_context& c);
+script_call force_release_call(const force_release_context& c);
+void renew_hold(std::string_view key, std::string_view owner, std::int64_t holds,
+                std::vector<std::string>& keys, std::vector<std::string>& args);
+}  // namespace plain_lock
 
 extern const lock_kind reentrant_lock_kind;
 extern const lock_kind non_reentrant_lock_kind;

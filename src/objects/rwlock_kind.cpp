@@ -26,16 +26,14 @@ std::string write_field(std::string_view owner) {
 std::string channel(std::string_view key) { return objects::rwlock_channel(key); }
 std::string waiter_channel(std::string_view key, std::string_view) { return channel(key); }
 
-script_call read_acquire_call(std::string_view key, std::string_view owner,
-                              std::chrono::milliseconds lease) {
-  return {{std::string(key), objects::rwlock_timeout_prefix(key, owner)},
-          {std::to_string(lease.count()), read_field(owner), write_field(owner)}};
+script_call read_acquire_call(const acquire_context& c) {
+  return {{std::string(c.key), objects::rwlock_timeout_prefix(c.key, c.owner)},
+          {std::to_string(c.lease.count()), read_field(c.owner), write_field(c.owner)}};
 }
 
-script_call write_acquire_call(std::string_view key, std::string_view owner,
-                               std::chrono::milliseconds lease) {
-  return {{std::string(key)},
-          {std::to_string(lease.count()), write_field(owner), read_field(owner)}};
+script_call write_acquire_call(const acquire_context& c) {
+  return {{std::string(c.key)},
+          {std::to_string(c.lease.count()), write_field(c.owner), read_field(c.owner)}};
 }
 
 script_call read_release_call(const release_context& c) {
@@ -52,10 +50,9 @@ script_call write_release_call(const release_context& c) {
            std::string(c.publish_command), std::to_string(c.latch_ttl.count())}};
 }
 
-script_call force_release_call(std::string_view key, std::string_view channel,
-                               std::string_view publish_command) {
-  return {{std::string(key), std::string(channel), objects::rwlock_key_prefix(key)},
-          {"1", std::string(publish_command)}};
+script_call force_release_call(const force_release_context& c) {
+  return {{std::string(c.key), std::string(c.channel), objects::rwlock_key_prefix(c.key)},
+          {"1", std::string(c.publish_command)}};
 }
 
 // rwlock_renew.lua: per hold, KEYS the hash and its timeout keys, ARGV the field and their

@@ -7,11 +7,15 @@ namespace relock::renewal {
 hold_table::hold& hold_table::held(const std::string& key, const std::string& field,
                                    std::string owner, std::chrono::milliseconds lease,
                                    const renewer* renew,
-                                   std::function<void(std::error_code)> on_lost, time_point now) {
+                                   std::function<void(std::error_code)> on_lost, time_point now,
+                                   std::string_view token) {
   hold_key id{key, field};
   lost_.erase(id);
   hold& h = holds_[id];
-  if (h.count == 0) h.generation = next_generation_++;
+  if (h.count == 0) {
+    h.generation = next_generation_++;
+    h.first_token = token;
+  }
   // Conservative: the acquire ran on the server before its reply, so before now.
   h.confirmed_at = now;
   ++h.count;

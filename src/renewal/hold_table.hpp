@@ -54,6 +54,7 @@ class hold_table {
     // until confirmed_at + lease.
     time_point confirmed_at{};
     pubsub::listener_ptr listener;  // the watchdog's business (listen_for_loss)
+    std::string first_token;        // the token of the outermost acquisition (a fenced lock's)
   };
 
   struct target {
@@ -84,10 +85,12 @@ class hold_table {
   // Runs for every hold that leaves the table, so its owner can let go of what it attached.
   std::function<void(hold&)> on_drop;
 
-  // One more re-entry (the first takes the hold afresh). The acquire ran before `now`.
+  // One more re-entry (the first takes the hold afresh, and keeps its `token`). The acquire ran
+  // before `now`.
   hold& held(const std::string& key, const std::string& field, std::string owner,
              std::chrono::milliseconds lease, const renewer* renew,
-             std::function<void(std::error_code)> on_lost, time_point now);
+             std::function<void(std::error_code)> on_lost, time_point now,
+             std::string_view token = {});
   // Before a release goes out: one re-entry fewer, the hold forgotten at zero. An unknown hold
   // plans `unknown_lease` to restore.
   release_plan releasing(const std::string& key, const std::string& field,

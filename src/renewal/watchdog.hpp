@@ -52,7 +52,8 @@ class watchdog {
   // taken away is lost within a round trip.
   void held(const std::string& key, const std::string& field, std::string owner,
             std::chrono::milliseconds lease, const renewer* renew,
-            std::function<void(std::error_code)> on_lost, const std::string& listen_on = {});
+            std::function<void(std::error_code)> on_lost, const std::string& listen_on = {},
+            std::string_view token = {});
 
   // Call before sending a release: counts one hold down, and forgets the hold at zero.
   release_plan releasing(const std::string& key, const std::string& field) {
@@ -63,6 +64,11 @@ class watchdog {
 
   bool held_by(const std::string& key, const std::string& field) const {
     return table_.find(key, field) != nullptr;
+  }
+  // The token of the hold's outermost acquisition; empty when none is recorded.
+  std::string first_token(const std::string& key, const std::string& field) const {
+    const auto* h = table_.find(key, field);
+    return h ? h->first_token : std::string();
   }
   std::size_t holds() const { return table_.size(); }
   std::size_t renewals_sent() const { return renewals_sent_; }

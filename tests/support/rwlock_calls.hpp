@@ -35,7 +35,7 @@ class rwlock_calls {
   }
   result force() {
     const auto& k = detail::rwlock_write_kind;
-    auto call = k.force_release_call(name_, channel(), "PUBLISH");
+    auto call = k.force_release_call({name_, channel(), "PUBLISH"});
     return eval(ex_, k.force_release, std::move(call.keys), std::move(call.args));
   }
   // Renews `owner`'s read hold (with `holds` timeout keys) or write hold on this name, as a
@@ -60,7 +60,7 @@ class rwlock_calls {
 
  private:
   result acquire(const detail::lock_kind& k, const std::string& owner, std::int64_t lease) {
-    auto call = k.acquire_call(name_, owner, std::chrono::milliseconds(lease));
+    auto call = k.acquire_call({name_, owner, std::chrono::milliseconds(lease)});
     return eval(ex_, k.acquire, std::move(call.keys), std::move(call.args));
   }
   result release(const detail::lock_kind& k, const std::string& owner, std::int64_t lease,
