@@ -29,6 +29,22 @@ ReadWriteLock client::read_write_lock(std::string_view name) const {
                        Lock(core_, std::string(name), detail::rwlock_write_kind));
 }
 
+Lock client::fair_lock(std::string_view name) const {
+  return Lock(core_, std::string(name), detail::fair_lock_kind);
+}
+
+Lock client::non_reentrant_fair_lock(std::string_view name) const {
+  return Lock(core_, std::string(name), detail::non_reentrant_fair_lock_kind);
+}
+
+FencedLock client::fenced_lock(std::string_view name) const {
+  return FencedLock(core_, std::string(name), detail::fenced_lock_kind);
+}
+
+Lock client::spin_lock(std::string_view name) const {
+  return Lock(core_, std::string(name), detail::spin_lock_kind);
+}
+
 asio::io_context& client::io() const { return core_->io(); }
 
 void client::start_inspect(std::string name,

@@ -26,6 +26,7 @@
 #include <relock/detail/completion.hpp>
 #include <relock/detail/export.hpp>
 #include <relock/errors.hpp>
+#include <relock/fenced_lock.hpp>
 #include <relock/lock.hpp>
 #include <relock/lock_info.hpp>
 #include <relock/read_write_lock.hpp>
@@ -55,6 +56,21 @@ class RELOCK_API client {
   Lock non_reentrant_lock(std::string_view name) const;
   // A read-write lock (Redisson's RReadWriteLock) on `name`: see read_write_lock.hpp.
   ReadWriteLock read_write_lock(std::string_view name) const;
+  // A fair lock (Redisson's RFairLock): waiters, in every process and language, get the lock in
+  // the order they asked for it (data-layout §3). A release tells the head waiter alone. A
+  // waiter that gives up (timeout, stop_token, cancel, client destroyed) leaves the queue at
+  // once and those behind keep their order; one that died is dropped once it has been silent
+  // for config::fair_lock_wait_timeout at the head of the queue.
+  Lock fair_lock(std::string_view name) const;
+  // The same, refusing a second acquire by the holder with errc::non_reentrant.
+  Lock non_reentrant_fair_lock(std::string_view name) const;
+  // A fenced lock (Redisson's RFencedLock): a reentrant lock handing out fencing tokens; see
+  // fenced_lock.hpp.
+  FencedLock fenced_lock(std::string_view name) const;
+  // A spin lock (Redisson's RSpinLock): the reentrant lock's data, without pub/sub. Waiters try
+  // again after a growing delay (config::spin_backoff) instead of listening for a release, and
+  // releases publish nothing. For deployments where pub/sub is scarce or unreliable.
+  Lock spin_lock(std::string_view name) const;
 
   // What `name` holds in Redis right now, whoever wrote it (relock or Redisson): its kind,
   // holders, lease and waiters, read in one consistent snapshot (see lock_info.hpp). Throws

@@ -141,5 +141,9 @@ extern const lock_kind reentrant_lock_kind;
 extern const lock_kind non_reentrant_lock_kind;
 extern const lock_kind rwlock_read_kind;
 extern const lock_kind rwlock_write_kind;
+extern const lock_kind fair_lock_kind;
+extern const lock_kind non_reentrant_fair_lock_kind;
+extern const lock_kind fenced_lock_kind;
+extern const lock_kind spin_lock_kind;
 
 }  // namespace relock::detail

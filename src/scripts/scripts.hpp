@@ -18,5 +18,13 @@ extern const std::string_view rwlock_write_acquire;
 extern const std::string_view rwlock_write_release;
 extern const std::string_view rwlock_force_release;
 extern const std::string_view rwlock_renew;
+// Fair lock (data-layout §3): fair_queue is the head of each of the others.
+extern const std::string_view fair_queue;
+extern const std::string_view fair_acquire;
+extern const std::string_view fair_release;
+extern const std::string_view fair_force_release;
+extern const std::string_view fair_give_up;
+// Fenced lock (data-layout §5).
+extern const std::string_view fenced_acquire;
 
 }  // namespace relock::scripts

@@ -1,0 +1,89 @@
+// relock::FencedLock: Redisson's RFencedLock in C++, on the same data (docs/data-layout.md §5).
+//
+// A reentrant lock (the whole relock::Lock surface: blocking, TimedLockable, leases and the
+// watchdog, async) that hands out a fencing token: every successful acquisition, re-entries
+// included, takes the next value of the counter redisson_lock_token:{name}, which never
+// expires and never goes back, whichever client (C++ or Java) advances it. A resource guarded
+// by the lock remembers the highest token it has seen and refuses writes carrying a lower one,
+// so a holder that paused past its lease (and lost the lock) cannot overwrite its successor.
+//
+// Which token to fence with: fence(), the token of the hold's outermost acquisition. Re-entries
+// advance the counter too (Redisson's rule, kept so both languages count alike), but a holder
+// is the same holder however often it re-enters; fence() stays put while it holds. Tokens are
+// per Redis shard: compare tokens of one lock name only.
+//
+// The lease is honoured by every overload (Redisson's lockAndGetToken(lease, unit) ignores it).
+// A plain reentrant lock (client::lock) on the same name excludes and is excluded, but does not
+// advance the counter.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+
+#include <relock/detail/export.hpp>
+#include <relock/lock.hpp>
+
+namespace relock {
+
+class RELOCK_API FencedLock : public Lock {
+ public:
+  using Lock::Lock;
+
+  // Waits for the lock and returns this acquisition's token.
+  std::int64_t lock_and_get_token();
+  std::int64_t lock_and_get_token(std::chrono::milliseconds lease);
+  // The token, or nullopt when the lock was not acquired: at once, or within `wait`.
+  std::optional<std::int64_t> try_lock_and_get_token();
+  std::optional<std::int64_t> try_lock_and_get_token(std::chrono::milliseconds wait);
+  std::optional<std::int64_t> try_lock_and_get_token(std::chrono::milliseconds wait,
+                                                     std::chrono::milliseconds lease);
+
+  // The counter's current value: the last token handed out (0 before the first).
+  std::int64_t token() const;
+  // The token of the outermost acquisition of the calling thread's (or `o`'s) current hold, as
+  // this client took it; nullopt when this client records no such hold.
+  std::optional<std::int64_t> fence() const;
+  std::optional<std::int64_t> fence(owner o) const;
+
+  // void(std::error_code, std::int64_t token): waits as Lock::async_lock (options.wait empty:
+  // for ever; ran out: errc::timeout).
+  template <class Token>
+  auto async_lock_and_get_token(owner o, lock_options options, Token&& token) {
+    return asio::async_initiate<Token, void(std::error_code, std::int64_t)>(
+        [this](auto handler, owner who, lock_options opts) {
+          auto done = detail::erase<std::error_code, std::int64_t>(std::move(handler), io());
+          start_acquire(
+              who, std::move(opts), true,
+              [done = std::move(done)](std::error_code ec, detail::acquire_result r) mutable {
+                if (!ec && !r.acquired) ec = errc::timeout;
+                done(ec, ec ? 0 : token_of(r));
+              });
+        },
+        token, o, std::move(options));
+  }
+  // void(std::error_code, std::optional<std::int64_t> token): nullopt when not acquired within
+  // options.wait (no wait when empty).
+  template <class Token>
+  auto async_try_lock_and_get_token(owner o, lock_options options, Token&& token) {
+    return asio::async_initiate<Token, void(std::error_code, std::optional<std::int64_t>)>(
+        [this](auto handler, owner who, lock_options opts) {
+          auto done =
+              detail::erase<std::error_code, std::optional<std::int64_t>>(std::move(handler), io());
+          start_acquire(
+              who, std::move(opts), false,
+              [done = std::move(done)](std::error_code ec, detail::acquire_result r) mutable {
+                std::optional<std::int64_t> t;
+                if (!ec && r.acquired) t = token_of(r);
+                done(ec, t);
+              });
+        },
+        token, o, std::move(options));
+  }
+
+ private:
+  static std::int64_t token_of(const detail::acquire_result& r);
+  std::optional<std::int64_t> acquire_token(lock_options options, bool empty_wait_is_forever);
+};
+
+}  // namespace relock

@@ -1,0 +1,92 @@
+// The fair lock (data-layout §3) and its non-reentrant variant, as lock_kind tables: the
+// reentrant lock's hash, a queue of waiting owners with their deadlines, and a channel per
+// waiter, on which a release tells the head of the queue alone. A waiter that ends its wait
+// without the lock gives its place up (fair_give_up.lua). Renewal is the reentrant lock's.
+#include "objects/lock_kind.hpp"
+
+#include "objects/naming.hpp"
+#include "scripts/scripts.hpp"
+
+namespace relock::detail {
+namespace {
+
+// Every fair script starts with the queue's functions (fair_queue.lua). The sources are built
+// before the scripts below, which hash them, in this file's order of initialisation.
+std::string with_queue(std::string_view body) {
+  return std::string(scripts::fair_queue) + std::string(body);
+}
+const std::string acquire_source = with_queue(scripts::fair_acquire);
+const std::string release_source = with_queue(scripts::fair_release);
+const std::string force_release_source = with_queue(scripts::fair_force_release);
+const std::string give_up_source = with_queue(scripts::fair_give_up);
+
+const exec::script acquire{"fair_acquire", acquire_source};
+const exec::script release{"fair_release", release_source};
+const exec::script force_release{"fair_force_release", force_release_source};
+const exec::script give_up{"fair_give_up", give_up_source};
+
+std::string waiter_channel(std::string_view key, std::string_view owner) {
+  return objects::fair_waiter_channel(key, owner);
+}
+
+std::vector<std::string> queue_keys(std::string_view key) {
+  return {std::string(key), objects::fair_queue_key(key), objects::fair_timeout_key(key)};
+}
+
+script_call acquire_call(const acquire_context& c, const char* reentrant) {
+  return {queue_keys(c.key),
+          {std::to_string(c.lease.count()), std::string(c.owner),
+           std::to_string(c.queue_timeout.count()), std::to_string(c.now_ms),
+           c.waiting ? "wait" : "once", reentrant}};
+}
+script_call reentrant_acquire_call(const acquire_context& c) { return acquire_call(c, "1"); }
+script_call non_reentrant_acquire_call(const acquire_context& c) { return acquire_call(c, "0"); }
+
+script_call release_call(const release_context& c) {
+  auto keys = queue_keys(c.key);
+  keys.emplace_back(c.channel);
+  keys.emplace_back(c.latch);
+  return {std::move(keys),
+          {"0", std::to_string(c.lease.count()), std::string(c.owner), std::to_string(c.now_ms),
+           std::string(c.publish_command), std::to_string(c.latch_ttl.count())}};
+}
+
+script_call force_release_call(const force_release_context& c) {
+  auto keys = queue_keys(c.key);
+  keys.emplace_back(c.channel);
+  return {std::move(keys), {"0", std::to_string(c.now_ms), std::string(c.publish_command)}};
+}
+
+script_call give_up_call(const give_up_context& c) {
+  auto keys = queue_keys(c.key);
+  keys.emplace_back(c.channel);
+  keys.emplace_back(c.latch);
+  return {std::move(keys),
+          {std::string(c.owner), std::to_string(c.queue_timeout.count()), std::to_string(c.now_ms),
+           "0", std::string(c.publish_command), std::to_string(c.latch_ttl.count())}};
+}
+
+lock_kind fair(script_call (*acquire_call)(const acquire_context&)) {
+  return {.what = "fair lock",
+          .acquire = acquire,
+          .release = release,
+          .force_release = force_release,
+          .renew = {plain_lock::renew, plain_lock::renew_hold},
+          .field = plain_lock::field,
+          .channel = plain_lock::channel,
+          .waiter_channel = waiter_channel,
+          .acquire_call = acquire_call,
+          .read_acquire = read_lock_reply,
+          .release_call = release_call,
+          .force_release_call = force_release_call,
+          .give_up = &give_up,
+          .give_up_call = give_up_call,
+          .wakes = lock_message_wakes};
+}
+
+}  // namespace
+
+const lock_kind fair_lock_kind = fair(reentrant_acquire_call);
+const lock_kind non_reentrant_fair_lock_kind = fair(non_reentrant_acquire_call);
+
+}  // namespace relock::detail

@@ -1,0 +1,51 @@
+// The fenced lock (data-layout §5) as a lock_kind table: the reentrant lock's data, plus a
+// counter that every acquisition (re-entries too) advances and hands out as its token.
+#include <charconv>
+
+#include <relock/errors.hpp>
+
+#include "objects/lock_kind.hpp"
+#include "objects/naming.hpp"
+#include "scripts/scripts.hpp"
+
+namespace relock::detail {
+namespace {
+
+const exec::script acquire{"fenced_acquire", scripts::fenced_acquire};
+
+script_call acquire_call(const acquire_context& c) {
+  return {{std::string(c.key), objects::fenced_token_key(c.key)},
+          {std::to_string(c.lease.count()), std::string(c.owner)}};
+}
+
+// {-1, token}: acquired. {PTTL, -1}: refused (a PTTL of -1 is a holder without TTL: the token
+// tells the two apart).
+acquire_reply read_acquire(const resp::reply& r) {
+  using outcome = acquire_reply::outcome;
+  if (!r.is_array() || r.elements.size() != 2 || !r.elements[0].is_integer() ||
+      !r.elements[1].is_integer()) {
+    return read_lock_reply(r);  // an error reply, or none a fenced script gives
+  }
+  const std::int64_t first = r.elements[0].integer, token = r.elements[1].integer;
+  if (first == -1 && token > 0)
+    return {.result = outcome::acquired, .token = std::to_string(token)};
+  return {.result = outcome::refused, .holder_ttl = std::chrono::milliseconds(first)};
+}
+
+}  // namespace
+
+const lock_kind fenced_lock_kind{.what = "fenced lock",
+                                 .acquire = acquire,
+                                 .release = plain_lock::release,
+                                 .force_release = plain_lock::force_release,
+                                 .renew = {plain_lock::renew, plain_lock::renew_hold},
+                                 .field = plain_lock::field,
+                                 .channel = plain_lock::channel,
+                                 .waiter_channel = plain_lock::waiter_channel,
+                                 .acquire_call = acquire_call,
+                                 .read_acquire = read_acquire,
+                                 .release_call = plain_lock::release_call,
+                                 .force_release_call = plain_lock::force_release_call,
+                                 .wakes = lock_message_wakes};
+
+}  // namespace relock::detail

@@ -1,0 +1,39 @@
+// The spin lock as a lock_kind table: the reentrant lock's data and scripts (data-layout §2),
+// but its waiters back off and try again (config::spin_backoff) instead of listening, and its
+// releases publish nothing, as Redisson's RSpinLock: no pub/sub at all. A plain lock's waiter on
+// the same name therefore hears of a spin release only when it next looks (its holder's TTL).
+#include "objects/lock_kind.hpp"
+
+namespace relock::detail {
+namespace {
+
+// The reentrant calls, with nothing to publish.
+script_call release_call(const release_context& c) {
+  release_context silent = c;
+  silent.publish_command = {};
+  return plain_lock::release_call(silent);
+}
+script_call force_release_call(const force_release_context& c) {
+  force_release_context silent = c;
+  silent.publish_command = {};
+  return plain_lock::force_release_call(silent);
+}
+
+}  // namespace
+
+const lock_kind spin_lock_kind{.what = "spin lock",
+                               .acquire = plain_lock::acquire,
+                               .release = plain_lock::release,
+                               .force_release = plain_lock::force_release,
+                               .renew = {plain_lock::renew, plain_lock::renew_hold},
+                               .field = plain_lock::field,
+                               .channel = plain_lock::channel,
+                               .waiter_channel = plain_lock::waiter_channel,
+                               .acquire_call = plain_lock::acquire_call,
+                               .read_acquire = read_lock_reply,
+                               .release_call = release_call,
+                               .force_release_call = force_release_call,
+                               .wakes = lock_message_wakes,
+                               .spins = true};
+
+}  // namespace relock::detail

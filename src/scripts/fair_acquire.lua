@@ -1,0 +1,55 @@
+-- Fair acquire (data-layout §3), after fair_queue.lua.
+-- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] deadlines.
+-- ARGV[1] lease ms, ARGV[2] owner field, ARGV[3] queue timeout ms, ARGV[4] now (Unix ms),
+-- ARGV[5] 'wait': a waiting acquire, which joins the queue when refused; 'once': never queues.
+-- ARGV[6] '1' reentrant, '0' not (a second acquire by the holder is refused).
+-- nil: acquired. An integer: refused, and how long to wait before trying again (ms): until the
+-- holder's lease ends or the head's deadline passes, whichever is first; -1 when the holder set
+-- no TTL and nothing else can change. WRONGTYPE: not a fair lock's data, nothing changed.
+local refused = refuse_foreign_data()
+if refused then
+  return refused
+end
+local lease, owner = ARGV[1], ARGV[2]
+local queue_timeout, now = tonumber(ARGV[3]), tonumber(ARGV[4])
+drop_the_dead(now)
+
+local head = redis.call('lindex', KEYS[2], 0)
+if redis.call('exists', KEYS[1]) == 0 and (not head or head == owner) then
+  if head then
+    leave_queue(owner, queue_timeout)
+  end
+  redis.call('hset', KEYS[1], owner, 1)
+  redis.call('pexpire', KEYS[1], lease)
+  return nil
+end
+if redis.call('hexists', KEYS[1], owner) == 1 then
+  if ARGV[6] == '0' then
+    return redis.error_reply('NON_REENTRANT_REACQUIRE the owner already holds this lock')
+  end
+  redis.call('hincrby', KEYS[1], owner, 1)
+  redis.call('pexpire', KEYS[1], lease)
+  return nil
+end
+
+local ttl = redis.call('pttl', KEYS[1])
+local holder_left = math.max(ttl, 0)
+if redis.call('lpos', KEYS[2], owner) then
+  keep_alive(owner, now + holder_left + queue_timeout, queue_timeout)
+elseif ARGV[5] == 'wait' then
+  -- At the tail, a queue timeout after the waiter before it (or after the holder's lease).
+  local last = redis.call('lindex', KEYS[2], -1)
+  local after = last and deadline_of(last) or now + holder_left
+  redis.call('zadd', KEYS[3], after + queue_timeout, owner)
+  redis.call('rpush', KEYS[2], owner)
+  head = head or owner
+end
+
+local wait = ttl
+if head and head ~= owner then
+  local until_head_dies = math.ceil(deadline_of(head) - now)
+  if wait < 0 or until_head_dies < wait then
+    wait = until_head_dies
+  end
+end
+return wait

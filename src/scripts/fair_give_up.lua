@@ -1,0 +1,22 @@
+-- A fair waiter gives up its place (data-layout §3), after fair_queue.lua: those behind it move
+-- up a place, and when the lock is free the new head is told at once (with Redisson it sleeps
+-- out its timer). Under a latch, as a release, so a resend never moves anyone up twice.
+-- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] deadlines, KEYS[4] channel, KEYS[5] latch.
+-- ARGV[1] owner field, ARGV[2] queue timeout ms, ARGV[3] now (Unix ms), ARGV[4] message,
+-- ARGV[5] publish command (or commands joined by '+'), ARGV[6] latch TTL ms.
+-- 1: it left the queue. 0: it was not queued.
+local earlier = redis.call('get', KEYS[5])
+if earlier then
+  return tonumber(earlier)
+end
+local refused = refuse_foreign_data()
+if refused then
+  return refused
+end
+local left = leave_queue(ARGV[1], tonumber(ARGV[2])) and 1 or 0
+drop_the_dead(tonumber(ARGV[3]))
+if left == 1 and redis.call('exists', KEYS[1]) == 0 then
+  tell_head(KEYS[4], ARGV[4], ARGV[5])
+end
+redis.call('set', KEYS[5], left, 'px', ARGV[6])
+return left

@@ -1,0 +1,31 @@
+-- Fair release (data-layout §1 unlock latch, §3), after fair_queue.lua.
+-- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] deadlines, KEYS[4] channel (each waiter listens on
+-- <channel>:<owner>), KEYS[5] unlock latch for this request.
+-- ARGV[1] message, ARGV[2] lease to restore, ARGV[3] owner field, ARGV[4] now (Unix ms),
+-- ARGV[5] publish command (or commands joined by '+'), ARGV[6] latch TTL ms.
+-- nil: not a holder (a free lock's head waiter is told all the same). 0: still held
+-- (re-entered). 1: released, the head waiter told.
+local earlier = redis.call('get', KEYS[5])
+if earlier then
+  return tonumber(earlier)
+end
+local refused = refuse_foreign_data()
+if refused then
+  return refused
+end
+drop_the_dead(tonumber(ARGV[4]))
+if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+  if redis.call('exists', KEYS[1]) == 0 then
+    tell_head(KEYS[4], ARGV[1], ARGV[5])
+  end
+  return nil
+end
+if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  redis.call('set', KEYS[5], 0, 'px', ARGV[6])
+  return 0
+end
+redis.call('del', KEYS[1])
+tell_head(KEYS[4], ARGV[1], ARGV[5])
+redis.call('set', KEYS[5], 1, 'px', ARGV[6])
+return 1

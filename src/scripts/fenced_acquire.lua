@@ -1,0 +1,20 @@
+-- Fenced acquire (data-layout §5): the reentrant acquire, and every acquisition (re-entries
+-- too) takes the next fencing token.
+-- KEYS[1] lock hash, KEYS[2] token counter; ARGV[1] lease ms, ARGV[2] owner field.
+-- {-1, token}: acquired. {PTTL, -1}: refused (the holder's PTTL, -1 when it has none).
+-- WRONGTYPE: the counter is not an integer, nothing changed.
+local free = redis.call('exists', KEYS[1]) == 0
+if free or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  local kind = redis.call('type', KEYS[2])['ok']
+  local last = kind == 'string' and redis.call('get', KEYS[2])
+  if kind ~= 'none' and not (last and string.match(last, '^%-?%d+$') and #last <= 19) then
+    return redis.error_reply('WRONGTYPE ' .. KEYS[2] .. ' holds ' ..
+                             (last and ("'" .. last .. "'") or ('a ' .. kind)) ..
+                             ', not a fencing token; nothing was changed')
+  end
+  local token = redis.call('incr', KEYS[2])
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return {-1, token}
+end
+return {redis.call('pttl', KEYS[1]), -1}
