@@ -18,6 +18,7 @@ local head = redis.call('lindex', KEYS[2], 0)
 if redis.call('exists', KEYS[1]) == 0 and (not head or head == owner) then
   if head then
     leave_queue(owner, queue_timeout)
+    drop_the_dead(now)  -- the new head may be one that was queued without a deadline
   end
   redis.call('hset', KEYS[1], owner, 1)
   redis.call('pexpire', KEYS[1], lease)

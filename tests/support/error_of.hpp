@@ -7,12 +7,13 @@
 
 namespace relock::test {
 
-// None when it returned normally.
+// None when it returned normally. Also the error of an async call's future (asio::use_future
+// throws a std::system_error).
 template <class F>
 std::error_code error_of(F f) {
   try {
     f();
-  } catch (const relock::error& e) {
+  } catch (const std::system_error& e) {
     return e.code();
   }
   return {};
