@@ -41,7 +41,16 @@ wait. Without --lease the watchdog renews the lock (every third of
 --watchdog-timeout) while the command runs. If the lock is lost anyway (key
 deleted, Redis away for longer than the lease) or --lease runs out, the command
 gets SIGTERM and relock exits 3; if relock itself is killed, the command gets
-SIGKILL. Durations are plain decimal seconds (10, 0.5).)";
+SIGKILL. Durations are plain decimal seconds (10, 0.5).
+
+Kinds, each on the data of its Redisson twin (Java shares NAME with relock):
+  lock         the reentrant lock (RLock); the default
+  fair         waiters get NAME in the order they asked for it (RFairLock)
+  fenced       the command gets this acquisition's fencing token in RELOCK_TOKEN;
+               each acquisition's is higher than every earlier one (RFencedLock)
+  spin         no pub/sub: waiters poll with backoff, and a force unlock reaches the
+               command at the next renewal (or the end of --lease), not at once (RSpinLock)
+  read, write  the two sides of the read-write lock NAME (RReadWriteLock), as -s, -x)";
 
 // One line, for the subcommand that the error was about: what it expects and where to look.
 std::string usage_of(const CLI::App& app) {
@@ -111,9 +120,10 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
                   "hold at most SEC, without the watchdog; the command gets SIGTERM then")
       ->type_name("SEC");
   auto* kind = run->add_option("--kind", r.kind,
-                               "lock (default); read, write (as -s, -x); fair, fenced: not yet")
+                               "lock (default), fair, fenced, spin; read, write (as -s, -x): "
+                               "see Kinds below")
                    ->type_name("KIND")
-                   ->check(CLI::IsMember({"lock", "fair", "read", "write", "fenced"}));
+                   ->check(CLI::IsMember({"lock", "fair", "fenced", "spin", "read", "write"}));
   auto* shared = run->add_flag("-s,--shared", r.shared, "read side of the read-write lock NAME");
   auto* exclusive = run->add_flag("-x,--exclusive", r.exclusive, "its write side");
   shared->excludes(exclusive)->excludes(kind);
@@ -122,10 +132,14 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
   run->add_option("COMMAND", r.command, "what to run, with its arguments")->required();
 
   auto* status = app.add_subcommand(
-      "status", "who holds NAME, how often, for how long; its queue; the node serving it");
+      "status",
+      "who holds NAME, how often, for how long; a fair lock's queue, in order, with each "
+      "waiter's deadline; a fenced lock's last token; the node serving it");
   status->add_option("NAME", c.name, "the lock's name")->required();
 
-  auto* unlock = app.add_subcommand("unlock", "take NAME away from whoever holds it");
+  auto* unlock = app.add_subcommand(
+      "unlock",
+      "take NAME away from whoever holds it and wake its waiters (a fair lock's next in line)");
   unlock->add_flag("--force", c.force, "required: a lock belongs to its holder");
   unlock->add_option("NAME", c.name, "the lock's name")->required();
 

@@ -1,8 +1,8 @@
 // Rendering of every result: see output.hpp.
 #include "output.hpp"
 
-#include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -23,9 +23,24 @@ std::string seconds(double s) {
   return text;
 }
 
-std::int64_t now_epoch_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+// Unix epoch ms as this host's local time: "2026-11-03 14:03:07 CET".
+std::string local_time(std::int64_t epoch_ms) {
+  const std::time_t t = static_cast<std::time_t>(epoch_ms / 1000);
+  std::tm parts{};
+  char text[64];
+  if (localtime_r(&t, &parts) == nullptr ||
+      std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S %Z", &parts) == 0) {
+    return std::to_string(epoch_ms) + " ms after the epoch";
+  }
+  return text;
+}
+
+// A waiter's deadline, readable: when, and how far off.
+std::string deadline_text(const waiter& w) {
+  if (!w.gives_up_at_ms || !w.gives_up_in_ms) return "no deadline";
+  const auto left = *w.gives_up_in_ms;
+  return "deadline " + local_time(*w.gives_up_at_ms) + ", " +
+         (left >= 0 ? "in " + seconds(left / 1000.0) : seconds(-left / 1000.0) + " ago");
 }
 
 }  // namespace
@@ -43,7 +58,9 @@ void print(const lock_status& s, bool as_json) {
       holders.push_back(std::move(entry));
     }
     for (const auto& w : s.queue) {
-      queue.push_back({{"owner", w.owner}, {"gives_up_at_ms", or_null(w.gives_up_at_ms)}});
+      queue.push_back({{"owner", w.owner},
+                       {"gives_up_at_ms", or_null(w.gives_up_at_ms)},
+                       {"gives_up_in_ms", or_null(w.gives_up_in_ms)}});
     }
     std::cout << json{{"name", s.name},
                       {"node", s.node},
@@ -82,16 +99,11 @@ void print(const lock_status& s, bool as_json) {
     }
   }
   if (!s.queue.empty()) {
-    std::printf("  waiting, first in line first:\n");
-    const auto now = now_epoch_ms();
+    // The deadlines are the waiters' clocks' (data-layout §3); "in" and "ago" are this host's.
+    std::printf("  waiting, first in line first (one silent past its deadline is dropped):\n");
     for (std::size_t i = 0; i < s.queue.size(); ++i) {
       const auto& w = s.queue[i];
-      std::string until;
-      if (w.gives_up_at_ms) {
-        const auto left = *w.gives_up_at_ms - now;
-        until = left > 0 ? "gives up in " + seconds(left / 1000.0) : "past its deadline";
-      }
-      std::printf("  %2zu. %-58s %s\n", i + 1, w.owner.c_str(), until.c_str());
+      std::printf("  %2zu. %-58s %s\n", i + 1, w.owner.c_str(), deadline_text(w).c_str());
     }
   }
   std::fflush(stdout);

@@ -17,9 +17,12 @@ struct holder {
   std::vector<std::optional<std::int64_t>> read_leases_ms{};
 };
 
+// A fair lock's queued waiter. Its deadline is when it is presumed gone if it has not asked
+// again by then (a waiting relock or Redisson moves it on each time it asks).
 struct waiter {
   std::string owner;
-  std::optional<std::int64_t> gives_up_at_ms;  // Unix epoch ms, by the waiter's clock
+  std::optional<std::int64_t> gives_up_at_ms;  // the deadline: Unix epoch ms, by the waiter's clock
+  std::optional<std::int64_t> gives_up_in_ms;  // the same less this host's now; < 0: passed
 };
 
 struct lock_status {

@@ -1,6 +1,9 @@
-// relock status: who holds NAME and how often, its lease, and a fair lock's queue, as
-// client::inspect reads them from the data, so holders in Java (Redisson) show up too; and the
-// node that serves it (in a cluster, the master of its slot).
+// relock status: who holds NAME and how often, its lease, a fair lock's queue with each
+// waiter's deadline and a fenced lock's last token, as client::inspect reads them from the
+// data, so holders in Java (Redisson) show up too; and the node that serves it (in a cluster,
+// the master of its slot).
+#include <chrono>
+
 #include "cli.hpp"
 #include "output.hpp"
 
@@ -34,7 +37,14 @@ lock_status shown(const relock::lock_info& info) {
     }
     s.holders.push_back(std::move(out));
   }
-  for (const auto& w : info.waiters) s.queue.push_back({w.owner, w.gives_up_at_ms});
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  for (const auto& w : info.waiters) {
+    waiter out{w.owner, w.gives_up_at_ms, std::nullopt};
+    if (w.gives_up_at_ms) out.gives_up_in_ms = *w.gives_up_at_ms - now;
+    s.queue.push_back(std::move(out));
+  }
   return s;
 }
 

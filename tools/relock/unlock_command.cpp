@@ -20,13 +20,17 @@ std::string refusal(relock::client& client, const std::string& name, const reloc
   return "'" + name + "' holds something that is not a lock (" + e.what() + "); left as it is";
 }
 
-// A read-write lock is released by its own script: it also deletes every read hold's timeout
-// key and wakes the waiters on its own channel. Its data says which it is.
+// The kind's own force release, as its data shows it. A read-write lock's also deletes every
+// read hold's timeout key and wakes the waiters on its own channel. Every other kind holds the
+// reentrant lock's hash, and the fair lock's release suits them all: it deletes the hash, wakes
+// a plain waiter on the lock's channel and tells a fair queue's head on its own. A fair lock
+// looks like a plain one while nobody queues, and a waiter may queue between the inspect and the
+// release: it is told all the same.
 relock::Lock lock_for_unlock(relock::client& client, const std::string& name) {
   if (client.inspect(name).kind == relock::object_kind::read_write_lock) {
     return client.read_write_lock(name).write_lock();
   }
-  return client.lock(name);
+  return client.fair_lock(name);
 }
 
 }  // namespace
