@@ -6,25 +6,24 @@
 -- nil: acquired. An integer: refused, and how long to wait before trying again (ms): until the
 -- holder's lease ends or the head's deadline passes, whichever is first; -1 when the holder set
 -- no TTL and nothing else can change. WRONGTYPE: not a fair lock's data, nothing changed.
-local refused = refuse_foreign_data()
-if refused then
+local data, refused = read_fair_data()
+if not data then
   return refused
 end
 local lease, owner = ARGV[1], ARGV[2]
 local queue_timeout, now = tonumber(ARGV[3]), tonumber(ARGV[4])
-drop_the_dead(now)
+drop_the_dead(data, now)
 
-local head = redis.call('lindex', KEYS[2], 0)
-if redis.call('exists', KEYS[1]) == 0 and (not head or head == owner) then
-  if head then
-    leave_queue(owner, queue_timeout)
-    drop_the_dead(now)  -- the new head may be one that was queued without a deadline
+if data.free and (not data.queue[1] or data.queue[1] == owner) then
+  if data.queue[1] then
+    leave_queue(data, owner, queue_timeout)
+    drop_the_dead(data, now)  -- the new head may be one that was queued without a deadline
   end
   redis.call('hset', KEYS[1], owner, 1)
   redis.call('pexpire', KEYS[1], lease)
   return nil
 end
-if redis.call('hexists', KEYS[1], owner) == 1 then
+if not data.free and redis.call('hexists', KEYS[1], owner) == 1 then
   if ARGV[6] == '0' then
     return redis.error_reply('NON_REENTRANT_REACQUIRE the owner already holds this lock')
   end
@@ -33,22 +32,24 @@ if redis.call('hexists', KEYS[1], owner) == 1 then
   return nil
 end
 
-local ttl = redis.call('pttl', KEYS[1])
+local ttl = data.free and -2 or redis.call('pttl', KEYS[1])
 local holder_left = math.max(ttl, 0)
-if redis.call('lpos', KEYS[2], owner) then
-  keep_alive(owner, now + holder_left + queue_timeout, queue_timeout)
+if position_of(data, owner) then
+  keep_alive(data, owner, now + holder_left + queue_timeout, queue_timeout)
 elseif ARGV[5] == 'wait' then
   -- At the tail, a queue timeout after the waiter before it (or after the holder's lease).
-  local last = redis.call('lindex', KEYS[2], -1)
-  local after = last and deadline_of(last) or now + holder_left
+  local last = data.queue[#data.queue]
+  local after = last and data.deadline[last] or now + holder_left
   redis.call('zadd', KEYS[3], after + queue_timeout, owner)
   redis.call('rpush', KEYS[2], owner)
-  head = head or owner
+  data.queue[#data.queue + 1] = owner
+  data.deadline[owner] = after + queue_timeout
 end
 
 local wait = ttl
+local head = data.queue[1]
 if head and head ~= owner then
-  local until_head_dies = math.ceil(deadline_of(head) - now)
+  local until_head_dies = math.ceil(data.deadline[head] - now)
   if wait < 0 or until_head_dies < wait then
     wait = until_head_dies
   end

@@ -3,9 +3,13 @@
 -- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] deadlines, KEYS[4] channel.
 -- ARGV[1] message, ARGV[2] now (Unix ms), ARGV[3] publish command (or commands joined by '+').
 -- 1: deleted. 0: it was free. WRONGTYPE: not a fair lock's data, nothing changed.
-local refused = refuse_foreign_data()
-if refused then
+local data, refused = read_fair_data()
+if not data then
   return refused
+end
+if data.free then
+  drop_the_dead(data, tonumber(ARGV[2]))
+  return 0
 end
 local fields = redis.call('hgetall', KEYS[1])
 for i = 2, #fields, 2 do
@@ -14,11 +18,9 @@ for i = 2, #fields, 2 do
                              fields[i - 1] .. ')')
   end
 end
-drop_the_dead(tonumber(ARGV[2]))
-if redis.call('del', KEYS[1]) == 0 then
-  return 0
-end
-tell_head(KEYS[4], ARGV[1], ARGV[3])
+drop_the_dead(data, tonumber(ARGV[2]))
+redis.call('del', KEYS[1])
+tell_head(data, KEYS[4], ARGV[1], ARGV[3])
 for command in string.gmatch(ARGV[3], '[^+]+') do
   redis.call(command, KEYS[4], ARGV[1])
 end

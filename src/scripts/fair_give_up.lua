@@ -9,14 +9,14 @@ local earlier = redis.call('get', KEYS[5])
 if earlier then
   return tonumber(earlier)
 end
-local refused = refuse_foreign_data()
-if refused then
+local data, refused = read_fair_data()
+if not data then
   return refused
 end
-local left = leave_queue(ARGV[1], tonumber(ARGV[2])) and 1 or 0
-drop_the_dead(tonumber(ARGV[3]))
-if left == 1 and redis.call('exists', KEYS[1]) == 0 then
-  tell_head(KEYS[4], ARGV[4], ARGV[5])
+local left = leave_queue(data, ARGV[1], tonumber(ARGV[2])) and 1 or 0
+drop_the_dead(data, tonumber(ARGV[3]))
+if left == 1 and data.free then
+  tell_head(data, KEYS[4], ARGV[4], ARGV[5])
 end
 redis.call('set', KEYS[5], left, 'px', ARGV[6])
 return left

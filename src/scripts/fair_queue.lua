@@ -3,89 +3,171 @@
 -- KEYS[1] the lock hash, KEYS[2] the queue (owner fields, head first), KEYS[3] the deadlines
 -- (zset: owner -> Unix ms by the waiter's clock after which it is presumed dead).
 --
+-- A script reads the three keys once (read_fair_data) and works on that copy, writing back only
+-- what changes, in as few commands as it can: a script's cost is mostly its number of calls.
 -- The queue and its deadlines are repaired as they are read, never trusted to agree: an owner in
 -- the list with no deadline, or a deadline with no place in the list, is what an interrupted
 -- older client can leave behind (redisson/redisson#5989), and neither may stop the queue or
 -- break a script with arithmetic on nil.
 
-local function type_of(key)
-  return redis.call('type', key)['ok']
+-- Arguments per call when a command takes many (Lua's unpack has a stack limit).
+local batch = 1000
+
+local function call_batched(command, key, items)
+  for first = 1, #items, batch do
+    redis.call(command, key, unpack(items, first, math.min(first + batch - 1, #items)))
+  end
 end
 
--- Data that no fair lock writes is refused before anything changes: another Redis type under
--- one of the keys, or a deadline that is not a finite number of milliseconds.
-local function refuse_foreign_data()
-  for i, expected in ipairs({'hash', 'list', 'zset'}) do
-    local found = type_of(KEYS[i])
-    if found ~= 'none' and found ~= expected then
-      return redis.error_reply('WRONGTYPE ' .. KEYS[i] .. ' holds a ' .. found ..
-                               ', not a fair lock\'s ' .. expected .. '; nothing was changed')
-    end
+local function refusal(key, found, expected)
+  return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. found .. ', not a fair lock\'s ' ..
+                           expected .. '; nothing was changed')
+end
+
+-- The lock's type, the queue and the deadlines, or (nil, an error reply) for data that no fair
+-- lock writes: another Redis type under one of the keys, or a deadline that is not a finite
+-- number of milliseconds. Read before anything is written, so a refusal changes nothing.
+local function read_fair_data()
+  local lock_type = redis.call('type', KEYS[1])['ok']
+  if lock_type ~= 'none' and lock_type ~= 'hash' then
+    return nil, refusal(KEYS[1], lock_type, 'hash')
   end
-  local scored = redis.call('zrange', KEYS[3], 0, -1, 'WITHSCORES')
-  for i = 2, #scored, 2 do
-    local deadline = tonumber(scored[i])
-    if deadline == nil or deadline ~= deadline or deadline == math.huge or
-        deadline == -math.huge then
-      return redis.error_reply('WRONGTYPE the deadline of ' .. scored[i - 1] .. ' in ' .. KEYS[3] ..
-                               ' is ' .. scored[i] .. ', not a time; nothing was changed')
+  local read_queue, queue = pcall(redis.call, 'lrange', KEYS[2], 0, -1)
+  if not read_queue then
+    return nil, refusal(KEYS[2], redis.call('type', KEYS[2])['ok'], 'list')
+  end
+  local read_deadlines, scored = pcall(redis.call, 'zrange', KEYS[3], 0, -1, 'WITHSCORES')
+  if not read_deadlines then
+    return nil, refusal(KEYS[3], redis.call('type', KEYS[3])['ok'], 'zset')
+  end
+  local deadline = {}
+  for i = 1, #scored, 2 do
+    local d = tonumber(scored[i + 1])
+    if d == nil or d ~= d or d == math.huge or d == -math.huge then
+      return nil, redis.error_reply('WRONGTYPE the deadline of ' .. scored[i] .. ' in ' ..
+                                    KEYS[3] .. ' is ' .. scored[i + 1] ..
+                                    ', not a time; nothing was changed')
+    end
+    deadline[scored[i]] = d
+  end
+  return {free = lock_type == 'none', queue = queue, deadline = deadline}
+end
+
+local function position_of(data, owner)
+  for i, waiter in ipairs(data.queue) do
+    if waiter == owner then
+      return i
     end
   end
   return nil
 end
 
-local function deadline_of(owner)
-  local score = redis.call('zscore', KEYS[3], owner)
-  return score and tonumber(score)
-end
-
 -- Deadlines of owners with no place in the queue go; then heads whose deadline has passed (or
 -- who have none) go, one by one, until a live one heads the queue. Other deadlines stay.
-local function drop_the_dead(now)
-  local queued = {}
-  for _, owner in ipairs(redis.call('lrange', KEYS[2], 0, -1)) do
-    queued[owner] = true
+local function drop_the_dead(data, now)
+  local places = {}
+  for _, waiter in ipairs(data.queue) do
+    places[waiter] = (places[waiter] or 0) + 1
   end
-  for _, owner in ipairs(redis.call('zrange', KEYS[3], 0, -1)) do
-    if not queued[owner] then
-      redis.call('zrem', KEYS[3], owner)
+  local unscored = {}
+  for owner in pairs(data.deadline) do
+    if not places[owner] then
+      unscored[#unscored + 1] = owner
     end
   end
-  while true do
-    local head = redis.call('lindex', KEYS[2], 0)
-    if not head then
-      return
+  local dead = 0
+  while dead < #data.queue do
+    local head = data.queue[dead + 1]
+    local d = data.deadline[head]
+    if d and d > now then
+      break
     end
-    local deadline = deadline_of(head)
-    if deadline and deadline > now then
-      return
+    dead = dead + 1
+    places[head] = places[head] - 1
+    if places[head] == 0 and d then
+      unscored[#unscored + 1] = head
     end
-    redis.call('lpop', KEYS[2])
-    if redis.call('lpos', KEYS[2], head) == false then
-      redis.call('zrem', KEYS[3], head)
+  end
+  for _, owner in ipairs(unscored) do
+    data.deadline[owner] = nil
+  end
+  call_batched('zrem', KEYS[3], unscored)
+  if dead > 0 then
+    redis.call('ltrim', KEYS[2], dead, -1)
+    local rest = {}
+    for i = dead + 1, #data.queue do
+      rest[#rest + 1] = data.queue[i]
     end
+    data.queue = rest
   end
 end
 
--- Everyone behind `owner` moves up one place: their deadlines come one queue timeout earlier.
--- Then `owner` leaves the queue and the deadlines. False when it was not queued.
-local function leave_queue(owner, queue_timeout)
-  local queue = redis.call('lrange', KEYS[2], 0, -1)
-  local found = false
-  for _, waiter in ipairs(queue) do
-    if found and waiter ~= owner and deadline_of(waiter) then
-      redis.call('zincrby', KEYS[3], -queue_timeout, waiter)
+-- Writes the deadlines in `changed` (owner -> new deadline) in one ZADD.
+local function write_deadlines(data, changed)
+  local pairs_out = {}
+  for owner, d in pairs(changed) do
+    data.deadline[owner] = d
+    pairs_out[#pairs_out + 1] = d
+    pairs_out[#pairs_out + 1] = owner
+  end
+  call_batched('zadd', KEYS[3], pairs_out)
+end
+
+-- `owner` leaves the queue and the deadlines, and everyone behind it moves up a place: their
+-- deadlines come one queue timeout earlier. False when it was not queued.
+local function leave_queue(data, owner, queue_timeout)
+  local at = position_of(data, owner)
+  if not at then
+    if data.deadline[owner] then
+      redis.call('zrem', KEYS[3], owner)
+      data.deadline[owner] = nil
     end
-    found = found or waiter == owner
+    return false
+  end
+  local moved = {}
+  local rest = {}
+  for i, waiter in ipairs(data.queue) do
+    if waiter ~= owner then
+      rest[#rest + 1] = waiter
+      if i > at and data.deadline[waiter] and not moved[waiter] then
+        moved[waiter] = data.deadline[waiter] - queue_timeout
+      end
+    end
   end
   redis.call('lrem', KEYS[2], 0, owner)
-  redis.call('zrem', KEYS[3], owner)
-  return found
+  if data.deadline[owner] then
+    redis.call('zrem', KEYS[3], owner)
+    data.deadline[owner] = nil
+  end
+  write_deadlines(data, moved)
+  data.queue = rest
+  return true
+end
+
+-- A queued waiter that tries is alive: its deadline becomes at least `floor`, and each waiter
+-- behind it stays at least a queue timeout after the one before, as queueing placed them. So a
+-- live waiter is never taken for dead however long the holder keeps the lock (Redisson drops
+-- it once the holder outlasts its deadline, and it queues again at the tail).
+local function keep_alive(data, owner, floor, queue_timeout)
+  local at = position_of(data, owner)
+  local raised = {}
+  local previous = nil
+  for i = at, #data.queue do
+    local waiter = data.queue[i]
+    local wanted = previous and previous + queue_timeout or floor
+    local d = raised[waiter] or data.deadline[waiter]
+    if not d or d < wanted then
+      raised[waiter] = wanted
+      d = wanted
+    end
+    previous = d
+  end
+  write_deadlines(data, raised)
 end
 
 -- The head waiter alone is told, on its own channel: `<channel>:<owner>`.
-local function tell_head(channel, message, publish)
-  local head = redis.call('lindex', KEYS[2], 0)
+local function tell_head(data, channel, message, publish)
+  local head = data.queue[1]
   if head then
     for command in string.gmatch(publish, '[^+]+') do
       redis.call(command, channel .. ':' .. head, message)
@@ -93,23 +175,3 @@ local function tell_head(channel, message, publish)
   end
 end
 
--- A queued waiter that tries is alive: its deadline becomes at least `floor`, and each waiter
--- behind it stays at least a queue timeout after the one before, as queueing placed them. So a
--- live waiter is never taken for dead however long the holder keeps the lock (Redisson drops
--- it once the holder outlasts its deadline, and it queues again at the tail).
-local function keep_alive(owner, floor, queue_timeout)
-  local previous = nil
-  local behind = false
-  for _, waiter in ipairs(redis.call('lrange', KEYS[2], 0, -1)) do
-    behind = behind or waiter == owner
-    if behind then
-      local wanted = previous and previous + queue_timeout or floor
-      local deadline = deadline_of(waiter)
-      if not deadline or deadline < wanted then
-        redis.call('zadd', KEYS[3], wanted, waiter)
-        deadline = wanted
-      end
-      previous = deadline
-    end
-  end
-end

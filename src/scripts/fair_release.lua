@@ -9,15 +9,16 @@ local earlier = redis.call('get', KEYS[5])
 if earlier then
   return tonumber(earlier)
 end
-local refused = refuse_foreign_data()
-if refused then
+local data, refused = read_fair_data()
+if not data then
   return refused
 end
-drop_the_dead(tonumber(ARGV[4]))
+drop_the_dead(data, tonumber(ARGV[4]))
+if data.free then
+  tell_head(data, KEYS[4], ARGV[1], ARGV[5])
+  return nil
+end
 if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
-  if redis.call('exists', KEYS[1]) == 0 then
-    tell_head(KEYS[4], ARGV[1], ARGV[5])
-  end
   return nil
 end
 if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
@@ -26,6 +27,6 @@ if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
   return 0
 end
 redis.call('del', KEYS[1])
-tell_head(KEYS[4], ARGV[1], ARGV[5])
+tell_head(data, KEYS[4], ARGV[1], ARGV[5])
 redis.call('set', KEYS[5], 1, 'px', ARGV[6])
 return 1
