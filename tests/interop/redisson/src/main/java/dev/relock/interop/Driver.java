@@ -653,14 +653,14 @@ public final class Driver {
   }
 
   // ------------------------------------------------------------------------------------------
-  // Lock kinds: NAME | lock:NAME | fair:NAME | read:NAME | write:NAME | fenced:NAME
+  // Lock kinds: NAME | lock:NAME | fair:NAME | read:NAME | write:NAME | fenced:NAME | spin:NAME
 
   private RLock lock(String token) {
     int colon = token.indexOf(':');
     String kind = colon > 0 ? token.substring(0, colon) : "";
     String name = colon > 0 ? token.substring(colon + 1) : token;
     switch (kind) {
-      case "lock", "fair", "read", "write", "fenced" -> {
+      case "lock", "fair", "read", "write", "fenced", "spin" -> {
         if (name.isEmpty()) {
           throw new UsageException("empty lock name in '" + token + "'");
         }
@@ -675,13 +675,16 @@ public final class Driver {
       case "read" -> redisson.getReadWriteLock(name).readLock();
       case "write" -> redisson.getReadWriteLock(name).writeLock();
       case "fenced" -> (RLock) fencedLockByName(name);
+      // RSpinLock: the reentrant lock's data, no pub/sub; waiters back off (Redisson's default
+      // exponential backoff, 1 ms doubling to 128 ms). In 3.18.1 and 4.x alike.
+      case "spin" -> redisson.getSpinLock(name);
       default -> redisson.getLock(name);
     };
   }
 
   /** The fenced lock for NAME or fenced:NAME (other kinds are refused). */
   private Object fencedLock(String token) {
-    boolean otherKind = token.matches("^(lock|fair|read|write):.*");
+    boolean otherKind = token.matches("^(lock|fair|read|write|spin):.*");
     String name = token.startsWith("fenced:") ? token.substring("fenced:".length()) : token;
     if (name.isEmpty() || otherKind) {
       throw new UsageException("token commands need a fenced lock: NAME or fenced:NAME, got '"
