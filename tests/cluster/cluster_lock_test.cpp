@@ -20,6 +20,7 @@
 #include "client_access.hpp"
 #include "client_core.hpp"
 #include "cluster_env.hpp"
+#include "support/child_process.hpp"
 #include "support/free_port.hpp"
 #include "support/redis_cluster.hpp"
 #include "support/redis_server.hpp"
@@ -228,34 +229,23 @@ TEST_F(cluster_lock, two_processes_exclude_each_other_over_two_hundred_names) {
   }
   std::vector<pid_t> children;
   for (int p = 0; p < 2; ++p) {
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      int status = 0;
-      try {
-        relock::client c(settings());
-        for (int r = 0; r < rounds; ++r) {
-          for (int i = 0; i < names; ++i) {
-            auto l = c.lock("proc-count:" + std::to_string(i));
-            std::lock_guard guard(l);
-            auto raw = cluster().client(cluster().owner_of(counter(i)));
-            auto seen = raw.command({"GET", counter(i)});
-            const long long n = seen.is_nil() ? 0 : std::stoll(seen.str);
-            raw.command({"SET", counter(i), std::to_string(n + 1)});
-          }
+    children.push_back(fork_child([&] {
+      relock::client c(settings());
+      for (int r = 0; r < rounds; ++r) {
+        for (int i = 0; i < names; ++i) {
+          auto l = c.lock("proc-count:" + std::to_string(i));
+          std::lock_guard guard(l);
+          auto raw = cluster().client(cluster().owner_of(counter(i)));
+          auto seen = raw.command({"GET", counter(i)});
+          const long long n = seen.is_nil() ? 0 : std::stoll(seen.str);
+          raw.command({"SET", counter(i), std::to_string(n + 1)});
         }
-      } catch (...) {
-        status = 1;
       }
-      _exit(status);
-    }
-    children.push_back(pid);
+      return 0;
+    }));
+    ASSERT_GT(children.back(), 0);
   }
-  for (pid_t pid : children) {
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a child failed";
-  }
+  expect_children_succeed(children);
   for (int i = 0; i < names; ++i) {
     auto v = cluster().client(cluster().owner_of(counter(i))).command({"GET", counter(i)});
     EXPECT_EQ(v.str, std::to_string(2 * rounds)) << counter(i);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "lock_env.hpp"
+#include "support/child_process.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;
@@ -100,39 +101,31 @@ TEST(fair_lock, writes_redissons_data_and_a_release_tells_the_head_alone) {
 TEST(fair_lock, waiters_of_three_processes_get_the_lock_in_the_order_they_queued) {
   redis_server server;
   constexpr int processes = 3, threads_each = 2;
-  // Fork before this process has any thread of its own: children start clean.
   std::vector<pid_t> children;
   std::vector<int> go;  // per child: the test writes a byte to start one of its waiters
   for (int p = 0; p < processes; ++p) {
     int fds[2];
     ASSERT_EQ(pipe(fds), 0);
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
+    children.push_back(fork_child([&] {
       close(fds[1]);
-      int status = 0;
-      try {
-        relock::client c(settings_for(server));
-        std::vector<std::thread> waiters;
-        for (int t = 0; t < threads_each; ++t) {
-          char id = 0;
-          if (read(fds[0], &id, 1) != 1) _exit(2);
-          waiters.emplace_back([&c, &server, id] {
-            auto l = c.fair_lock("fair");
-            l.lock();
-            raw_client::to(server).command({"RPUSH", "order", std::string(1, id)});
-            std::this_thread::sleep_for(1ms);  // a hold, as a real critical section
-            l.unlock();
-          });
-        }
-        for (auto& w : waiters) w.join();
-      } catch (...) {
-        status = 1;
+      relock::client c(settings_for(server));
+      std::vector<std::thread> waiters;
+      for (int t = 0; t < threads_each; ++t) {
+        char id = 0;
+        if (read(fds[0], &id, 1) != 1) break;
+        waiters.emplace_back([&c, &server, id] {
+          auto l = c.fair_lock("fair");
+          l.lock();
+          raw_client::to(server).command({"RPUSH", "order", std::string(1, id)});
+          std::this_thread::sleep_for(1ms);  // a hold, as a real critical section
+          l.unlock();
+        });
       }
-      _exit(status);
-    }
+      for (auto& w : waiters) w.join();
+      return waiters.size() == threads_each ? 0 : 2;
+    }));
+    ASSERT_GT(children.back(), 0);
     close(fds[0]);
-    children.push_back(pid);
     go.push_back(fds[1]);
   }
 
@@ -156,12 +149,8 @@ TEST(fair_lock, waiters_of_three_processes_get_the_lock_in_the_order_they_queued
   std::string order;
   for (auto& e : raw.command({"LRANGE", "order", "0", "-1"}).elements) order += e.str;
   EXPECT_EQ(order, expected);
-  for (std::size_t p = 0; p < children.size(); ++p) {
-    close(go[p]);
-    int status = 0;
-    ASSERT_EQ(waitpid(children[p], &status, 0), children[p]);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "process " << p;
-  }
+  for (int fd : go) close(fd);
+  expect_children_succeed(children);
   EXPECT_TRUE(queue_is_clean(raw));
 }
 
@@ -172,20 +161,16 @@ TEST(fair_lock, a_waiter_killed_in_the_queue_is_skipped_once_its_deadline_passes
   constexpr auto queue_timeout = 1500ms;
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
+  const pid_t child = fork_child([&] {
     close(fds[0]);
-    try {
-      relock::client c(with_queue_timeout(server, queue_timeout));
-      auto l = c.fair_lock("fair");
-      char ok = 'k';
-      if (write(fds[1], &ok, 1) != 1) _exit(2);
-      l.lock();  // queues behind the test's hold; killed while it waits
-    } catch (...) {
-    }
-    _exit(3);
-  }
+    relock::client c(with_queue_timeout(server, queue_timeout));
+    auto l = c.fair_lock("fair");
+    char ok = 'k';
+    if (write(fds[1], &ok, 1) != 1) return 2;
+    l.lock();  // queues behind the test's hold; killed while it waits
+    return 3;
+  });
+  ASSERT_GT(child, 0);
   close(fds[1]);
 
   relock::client client(with_queue_timeout(server, queue_timeout));

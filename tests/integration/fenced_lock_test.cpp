@@ -4,15 +4,13 @@
 // excludes without advancing the counter; a counter that is not an integer is refused.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <asio/use_future.hpp>
 #include <set>
 #include <thread>
 #include <vector>
 
 #include "lock_env.hpp"
+#include "support/child_process.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;
@@ -29,50 +27,38 @@ TEST(fenced_lock, tokens_strictly_increase_across_threads_and_processes) {
   constexpr int processes = 2, threads_each = 4, per_thread = 125;
   std::vector<pid_t> children;
   for (int p = 0; p < processes; ++p) {
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      int status = 0;
-      try {
-        relock::client c(settings_for(server));
-        std::atomic<int> failures{0};
-        std::vector<std::thread> threads;
-        for (int t = 0; t < threads_each; ++t) {
-          threads.emplace_back([&, t] {
-            try {
-              auto raw = raw_client::to(server);
-              auto lock = c.fenced_lock("fenced");
-              for (int i = 0; i < per_thread; ++i) {
-                const std::int64_t token = lock.lock_and_get_token();
-                // Written while held: the list is in hold order.
-                raw.command({"RPUSH", "held-tokens", std::to_string(token)});
-                if ((i + t) % 10 == 0) {
-                  const std::int64_t inner = lock.lock_and_get_token();
-                  raw.command({"RPUSH", "held-tokens", std::to_string(inner)});
-                  if (inner <= token || lock.fence() != token) ++failures;
-                  lock.unlock();
-                }
+    children.push_back(fork_child([&] {
+      relock::client c(settings_for(server));
+      std::atomic<int> failures{0};
+      std::vector<std::thread> threads;
+      for (int t = 0; t < threads_each; ++t) {
+        threads.emplace_back([&, t] {
+          try {
+            auto raw = raw_client::to(server);
+            auto lock = c.fenced_lock("fenced");
+            for (int i = 0; i < per_thread; ++i) {
+              const std::int64_t token = lock.lock_and_get_token();
+              // Written while held: the list is in hold order.
+              raw.command({"RPUSH", "held-tokens", std::to_string(token)});
+              if ((i + t) % 10 == 0) {
+                const std::int64_t inner = lock.lock_and_get_token();
+                raw.command({"RPUSH", "held-tokens", std::to_string(inner)});
+                if (inner <= token || lock.fence() != token) ++failures;
                 lock.unlock();
               }
-            } catch (...) {
-              ++failures;
+              lock.unlock();
             }
-          });
-        }
-        for (auto& t : threads) t.join();
-        status = failures == 0 ? 0 : 1;
-      } catch (...) {
-        status = 2;
+          } catch (...) {
+            ++failures;
+          }
+        });
       }
-      _exit(status);
-    }
-    children.push_back(pid);
+      for (auto& t : threads) t.join();
+      return failures == 0 ? 0 : 1;
+    }));
+    ASSERT_GT(children.back(), 0);
   }
-  for (pid_t pid : children) {
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a child failed";
-  }
+  expect_children_succeed(children);
   auto raw = raw_client::to(server);
   std::vector<std::int64_t> tokens;
   for (auto& e : raw.command({"LRANGE", "held-tokens", "0", "-1"}).elements) {

@@ -1,0 +1,42 @@
+// Test code run in a child process (fork), for tests that need another process: a second
+// relock client with its own id and threads, one that can be SIGKILLed. Fork before the test
+// process starts threads of its own (a relock::client has one), so children start clean.
+#pragma once
+
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <exception>
+#include <vector>
+
+namespace relock::test {
+
+// Runs `body` in a new process, which exits with body's status (1 if it threw) without running
+// the parent's destructors (which would stop the test's servers). Returns the child's pid.
+template <class Body>
+pid_t fork_child(Body body) {
+  const pid_t pid = fork();
+  if (pid != 0) return pid;  // the parent (or -1: callers check)
+  int status = 1;
+  try {
+    status = body();
+  } catch (...) {
+    status = 1;
+  }
+  _exit(status);
+}
+
+// Reaps each child and fails the test for one that did not exit with status 0.
+inline void expect_children_succeed(const std::vector<pid_t>& children) {
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "child " << pid << " ended with status " << status;
+  }
+}
+
+}  // namespace relock::test
