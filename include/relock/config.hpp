@@ -98,8 +98,9 @@ struct config {
 
   // How long a fair lock's queued waiter is presumed alive without a word from it (data-layout
   // §3): a waiter that died while queued is dropped once this much has passed since its last try
-  // (while it heads the queue), and those behind it move up. A live waiter tries again at least
-  // once per holder's lease, so this must outlast watchdog_lease. 300 s as Redisson.
+  // (and since the holder's lease it saw then), while it heads the queue, and those behind it
+  // move up. A live waiter's every try moves its deadline on, so only dead ones are dropped.
+  // 300 s as Redisson.
   std::chrono::milliseconds fair_lock_wait_timeout{300'000};
 
   backoff spin_backoff{};

@@ -18,8 +18,8 @@ script_call acquire_call(const acquire_context& c) {
           {std::to_string(c.lease.count()), std::string(c.owner)}};
 }
 
-// {-1, token}: acquired. {PTTL, -1}: refused (a PTTL of -1 is a holder without TTL: the token
-// tells the two apart).
+// {-1, token}: acquired. {PTTL, -1}: refused (a PTTL of -1 is a holder without TTL: the token,
+// always positive, tells the two apart).
 acquire_reply read_acquire(const resp::reply& r) {
   using outcome = acquire_reply::outcome;
   if (!r.is_array() || r.elements.size() != 2 || !r.elements[0].is_integer() ||

@@ -2,12 +2,13 @@
 -- too) takes the next fencing token.
 -- KEYS[1] lock hash, KEYS[2] token counter; ARGV[1] lease ms, ARGV[2] owner field.
 -- {-1, token}: acquired. {PTTL, -1}: refused (the holder's PTTL, -1 when it has none).
--- WRONGTYPE: the counter is not an integer, nothing changed.
+-- WRONGTYPE: the counter is not a non-negative integer, nothing changed.
 local free = redis.call('exists', KEYS[1]) == 0
 if free or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   local kind = redis.call('type', KEYS[2])['ok']
   local last = kind == 'string' and redis.call('get', KEYS[2])
-  if kind ~= 'none' and not (last and string.match(last, '^%-?%d+$') and #last <= 19) then
+  -- Tokens are positive: a negative counter would make a token that reads as a refusal (-1).
+  if kind ~= 'none' and not (last and string.match(last, '^%d+$') and #last <= 19) then
     return redis.error_reply('WRONGTYPE ' .. KEYS[2] .. ' holds ' ..
                              (last and ("'" .. last .. "'") or ('a ' .. kind)) ..
                              ', not a fencing token; nothing was changed')

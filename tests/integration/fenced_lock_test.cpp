@@ -174,6 +174,11 @@ TEST(fenced_lock, a_counter_that_is_not_an_integer_is_refused_and_nothing_change
   EXPECT_EQ(raw.command({"GET", token_key}).str, "twelve");
   EXPECT_EQ(error_of([&] { (void)lock.token(); }), errc::wrong_type);
 
+  // A negative counter would hand out a token that reads as a refusal.
+  raw.command({"SET", token_key, "-2"});
+  EXPECT_EQ(error_of([&] { (void)lock.lock_and_get_token(); }), errc::wrong_type);
+  EXPECT_EQ(raw.command({"EXISTS", "fenced"}).integer, 0);
+
   raw.command({"DEL", token_key});
   raw.command({"RPUSH", token_key, "1"});
   EXPECT_EQ(error_of([&] { (void)lock.try_lock_and_get_token(); }), errc::wrong_type);
