@@ -28,6 +28,7 @@ void check_settings(const config& s) {
   positive(s.watchdog_lease, "watchdog_lease");
   positive(s.unlock_latch_ttl, "unlock_latch_ttl");
   positive(s.fair_lock_wait_timeout, "fair_lock_wait_timeout");
+  positive(s.fair_lock_unheard_head_timeout, "fair_lock_unheard_head_timeout");
   positive(s.spin_backoff.initial, "spin_backoff.initial");
   if (s.spin_backoff.max < s.spin_backoff.initial) {
     throw error(errc::invalid_argument, "spin_backoff.max must be >= spin_backoff.initial");

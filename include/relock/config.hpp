@@ -103,6 +103,14 @@ struct config {
   // 300 s as Redisson.
   std::chrono::milliseconds fair_lock_wait_timeout{300'000};
 
+  // A fair lock's head waiter told that the lock is free while nobody listens on its channel (it
+  // died, or its client lost its pub/sub connection) has this long to try again before it is
+  // dropped, instead of the whole wait timeout: so a queue left behind by a crashed fleet clears
+  // in seconds per dead waiter, not minutes (redisson/redisson#4661). A live waiter that missed
+  // the message only loses its place. relock's fair scripts also tell the head whenever a newcomer
+  // finds the lock free but the head somebody else.
+  std::chrono::milliseconds fair_lock_unheard_head_timeout{5'000};
+
   backoff spin_backoff{};
 
   // Renewals per script call, when held locks share a slot (data-layout §2). 100 as Redisson.

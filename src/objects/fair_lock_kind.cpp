@@ -34,10 +34,13 @@ std::vector<std::string> queue_keys(std::string_view key) {
 }
 
 script_call acquire_call(const acquire_context& c, const char* reentrant) {
-  return {queue_keys(c.key),
+  auto keys = queue_keys(c.key);
+  keys.push_back(plain_lock::channel(c.key));
+  return {std::move(keys),
           {std::to_string(c.lease.count()), std::string(c.owner),
            std::to_string(c.queue_timeout.count()), std::to_string(c.now_ms),
-           c.waiting ? "wait" : "once", reentrant}};
+           c.waiting ? "wait" : "once", reentrant, std::to_string(c.unheard_head_timeout.count()),
+           std::string(c.publish_command)}};
 }
 script_call reentrant_acquire_call(const acquire_context& c) { return acquire_call(c, "1"); }
 script_call non_reentrant_acquire_call(const acquire_context& c) { return acquire_call(c, "0"); }
@@ -48,13 +51,16 @@ script_call release_call(const release_context& c) {
   keys.emplace_back(c.latch);
   return {std::move(keys),
           {"0", std::to_string(c.lease.count()), std::string(c.owner), std::to_string(c.now_ms),
-           std::string(c.publish_command), std::to_string(c.latch_ttl.count())}};
+           std::string(c.publish_command), std::to_string(c.latch_ttl.count()),
+           std::to_string(c.unheard_head_timeout.count())}};
 }
 
 script_call force_release_call(const force_release_context& c) {
   auto keys = queue_keys(c.key);
   keys.emplace_back(c.channel);
-  return {std::move(keys), {"0", std::to_string(c.now_ms), std::string(c.publish_command)}};
+  return {std::move(keys),
+          {"0", std::to_string(c.now_ms), std::string(c.publish_command),
+           std::to_string(c.unheard_head_timeout.count())}};
 }
 
 script_call give_up_call(const give_up_context& c) {
@@ -63,7 +69,8 @@ script_call give_up_call(const give_up_context& c) {
   keys.emplace_back(c.latch);
   return {std::move(keys),
           {std::string(c.owner), std::to_string(c.queue_timeout.count()), std::to_string(c.now_ms),
-           "0", std::string(c.publish_command), std::to_string(c.latch_ttl.count())}};
+           "0", std::string(c.publish_command), std::to_string(c.latch_ttl.count()),
+           std::to_string(c.unheard_head_timeout.count())}};
 }
 
 lock_kind fair(script_call (*acquire_call)(const acquire_context&)) {

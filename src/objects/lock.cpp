@@ -148,7 +148,8 @@ bool Lock::force_unlock() {
                      bool running) mutable {
       if (!running) return done(errc::cancelled, resp::reply{});
       auto call = kind->force_release_call(
-          {key, channel, core->publish_command(), detail::wall_clock_ms()});
+          {key, channel, core->publish_command(), detail::wall_clock_ms(),
+           core->settings().fair_lock_unheard_head_timeout});
       core->executor().eval(kind->force_release, std::move(call.keys), std::move(call.args),
                             core->guard(std::move(done)));
     });

@@ -47,6 +47,10 @@ struct acquire_context {
   bool waiting = false;  // a try of a waiting acquire (a fair lock queues it); false: try once
   std::chrono::milliseconds queue_timeout{0};  // fair lock: a silent waiter's time to live
   std::int64_t now_ms = 0;  // the client's wall clock, which fair-lock deadlines are written in
+  // Fair lock: how long a head waiter that is told but does not listen has to try again, and
+  // how to tell it.
+  std::chrono::milliseconds unheard_head_timeout{0};
+  std::string_view publish_command{};
 };
 
 // What a release call is made from.
@@ -59,6 +63,7 @@ struct release_context {
   std::chrono::milliseconds lease;  // restored on a partial release
   std::chrono::milliseconds latch_ttl;
   std::int64_t now_ms = 0;
+  std::chrono::milliseconds unheard_head_timeout{0};
 };
 
 struct force_release_context {
@@ -66,6 +71,7 @@ struct force_release_context {
   std::string_view channel;
   std::string_view publish_command;
   std::int64_t now_ms = 0;
+  std::chrono::milliseconds unheard_head_timeout{0};
 };
 
 // What a give-up call is made from: under a latch of its own, so a resend changes nothing twice.
@@ -78,6 +84,7 @@ struct give_up_context {
   std::chrono::milliseconds queue_timeout;
   std::chrono::milliseconds latch_ttl;
   std::int64_t now_ms = 0;
+  std::chrono::milliseconds unheard_head_timeout{0};
 };
 
 // The wall clock in Unix milliseconds, for the contexts' now_ms.

@@ -1,8 +1,10 @@
 -- Fair acquire (data-layout §3), after fair_queue.lua.
--- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] deadlines.
+-- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] deadlines, KEYS[4] channel.
 -- ARGV[1] lease ms, ARGV[2] owner field, ARGV[3] queue timeout ms, ARGV[4] now (Unix ms),
 -- ARGV[5] 'wait': a waiting acquire, which joins the queue when refused; 'once': never queues.
 -- ARGV[6] '1' reentrant, '0' not (a second acquire by the holder is refused).
+-- ARGV[7] how long a head that is told but not listening has to try again (ms); ARGV[8] publish
+-- command (or commands joined by '+').
 -- nil: acquired. An integer: refused, and how long to wait before trying again (ms): until the
 -- holder's lease ends or the head's deadline passes, whichever is first; -1 when the holder set
 -- no TTL and nothing else can change. WRONGTYPE: not a fair lock's data, nothing changed.
@@ -46,8 +48,13 @@ elseif ARGV[5] == 'wait' then
   data.deadline[owner] = after + queue_timeout
 end
 
-local wait = ttl
 local head = data.queue[1]
+if data.free and head and head ~= owner then
+  -- Free, yet somebody else's turn: the head may have missed its message, or be dead. Tell it;
+  -- nobody listening brings its deadline close.
+  tell_head(data, KEYS[4], '0', ARGV[8], now, tonumber(ARGV[7]))
+end
+local wait = ttl
 if head and head ~= owner then
   local until_head_dies = math.ceil(data.deadline[head] - now)
   if wait < 0 or until_head_dies < wait then

@@ -165,13 +165,23 @@ local function keep_alive(data, owner, floor, queue_timeout)
   write_deadlines(data, raised)
 end
 
--- The head waiter alone is told, on its own channel: `<channel>:<owner>`.
-local function tell_head(data, channel, message, publish)
+-- The head waiter alone is told, on its own channel: `<channel>:<owner>`. A head nobody hears
+-- for (it died, or lost its pub/sub connection) has `unheard_timeout` ms to try again before it
+-- counts as dead: its deadline comes that close, so a queue a crash left behind clears in that
+-- much per dead waiter instead of the whole wait timeout. (In a Cluster, classic PUBLISH counts
+-- only the node's own listeners: a waiter listening elsewhere still hears, and tries at once.)
+local function tell_head(data, channel, message, publish, now, unheard_timeout)
   local head = data.queue[1]
-  if head then
-    for command in string.gmatch(publish, '[^+]+') do
-      redis.call(command, channel .. ':' .. head, message)
-    end
+  if not head then
+    return
+  end
+  local heard = 0
+  for command in string.gmatch(publish, '[^+]+') do
+    heard = heard + redis.call(command, channel .. ':' .. head, message)
+  end
+  local cap = now + unheard_timeout
+  if heard == 0 and unheard_timeout > 0 and data.deadline[head] and data.deadline[head] > cap then
+    write_deadlines(data, {[head] = cap})
   end
 end
 

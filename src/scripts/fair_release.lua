@@ -2,7 +2,8 @@
 -- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] deadlines, KEYS[4] channel (each waiter listens on
 -- <channel>:<owner>), KEYS[5] unlock latch for this request.
 -- ARGV[1] message, ARGV[2] lease to restore, ARGV[3] owner field, ARGV[4] now (Unix ms),
--- ARGV[5] publish command (or commands joined by '+'), ARGV[6] latch TTL ms.
+-- ARGV[5] publish command (or commands joined by '+'), ARGV[6] latch TTL ms, ARGV[7] how long a
+-- head that is told but not listening has to try again (ms).
 -- nil: not a holder (a free lock's head waiter is told all the same). 0: still held
 -- (re-entered). 1: released, the head waiter told.
 local earlier = redis.call('get', KEYS[5])
@@ -13,9 +14,10 @@ local data, refused = read_fair_data()
 if not data then
   return refused
 end
-drop_the_dead(data, tonumber(ARGV[4]))
+local now = tonumber(ARGV[4])
+drop_the_dead(data, now)
 if data.free then
-  tell_head(data, KEYS[4], ARGV[1], ARGV[5])
+  tell_head(data, KEYS[4], ARGV[1], ARGV[5], now, tonumber(ARGV[7]))
   return nil
 end
 if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
@@ -27,6 +29,6 @@ if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
   return 0
 end
 redis.call('del', KEYS[1])
-tell_head(data, KEYS[4], ARGV[1], ARGV[5])
+tell_head(data, KEYS[4], ARGV[1], ARGV[5], now, tonumber(ARGV[7]))
 redis.call('set', KEYS[5], 1, 'px', ARGV[6])
 return 1

@@ -203,6 +203,34 @@ TEST(fair_lock, a_waiter_killed_in_the_queue_is_skipped_once_its_deadline_passes
   EXPECT_TRUE(queue_is_clean(raw));
 }
 
+// A fleet crashed with waiters queued (redisson/redisson#4661): their deadlines lie up to
+// minutes ahead, one wait timeout apart. A newcomer finds the lock free and tells the head; a
+// head nobody listens for is dropped once fair_lock_unheard_head_timeout passes without a try
+// from it, so the newcomer waits that long per dead waiter, not the wait timeout.
+TEST(fair_lock, a_queue_of_dead_waiters_clears_in_the_unheard_timeout_per_waiter) {
+  redis_server server;
+  auto settings = with_queue_timeout(server, 60s);
+  settings.fair_lock_unheard_head_timeout = 300ms;
+  relock::client client(settings);
+  auto raw = raw_client::to(server);
+  const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  for (int i = 1; i <= 3; ++i) {
+    const std::string dead = "crashed:" + std::to_string(i);
+    raw.command({"RPUSH", queue_key, dead});
+    raw.command({"ZADD", timeout_key, std::to_string(now_ms + i * 60'000), dead});
+  }
+  auto lock = client.fair_lock("fair");
+  const auto start = steady::now();
+  ASSERT_TRUE(lock.try_lock(10s)) << "still behind the dead";
+  const auto took = steady::now() - start;
+  EXPECT_GE(took, 3 * 300ms);
+  EXPECT_LT(took, 5s);
+  EXPECT_TRUE(queue_is_clean(raw));
+  lock.unlock();
+}
+
 // Giving up, from each way a wait can end, removes the waiter from the queue and the deadlines
 // at once; the waiter behind keeps its place.
 TEST(fair_lock, a_waiter_that_gives_up_leaves_no_trace_and_those_behind_keep_their_place) {
