@@ -12,29 +12,21 @@
 
 #include <relock/client.hpp>
 
+#include "interop_env.hpp"
 #include "redisson_cluster_fixture.hpp"
 #include "support/raw_client.hpp"
 #include "support/wait.hpp"
 
 using namespace std::chrono_literals;
-using relock::test::raw_client;
-using relock::test::redisson_driver;
-using relock::test::wait_until;
+using namespace relock::test;
 using steady = std::chrono::steady_clock;
 
 namespace {
 
 using interval = std::pair<std::int64_t, std::int64_t>;  // CLOCK_MONOTONIC ns: acquired, released
 
-class redisson_cluster_interop : public relock::test::redisson_cluster_fixture {
+class redisson_cluster_interop : public redisson_cluster_fixture {
  protected:
-  static std::int64_t now_ns() { return steady::now().time_since_epoch().count(); }
-  static std::int64_t since_ns(steady::time_point t, const nlohmann::json& reply) {
-    return reply["end_ns"].get<std::int64_t>() - t.time_since_epoch().count();
-  }
-  static std::string channel(const std::string& name) {
-    return "redisson_lock__channel:{" + name + "}";
-  }
   // A connection to the master that serves `key`.
   static raw_client node_of(const std::string& key) {
     return cluster().client(cluster().owner_of(key));
@@ -122,13 +114,8 @@ TEST_P(redisson_cluster_interop, relock_waits_on_a_redisson_hold_and_wakes_on_it
     EXPECT_GE(took, 500ms);
     EXPECT_LT(took, 2s);
 
-    auto waiting = std::async(std::launch::async, [&] {
-      bool got = lk.try_lock(20s);
-      auto at = steady::now();
-      if (got) lk.unlock();
-      return std::make_pair(got, at);
-    });
-    ASSERT_TRUE(wait_until([&] { return subscribers(channel(name)) >= 1; }, 5s));
+    auto waiting = try_on_thread(lk, 20s);
+    ASSERT_TRUE(wait_until([&] { return subscribers(lock_channel(name)) >= 1; }, 5s));
     auto released = steady::now();
     ASSERT_EQ(j.call_ok("a", "unlock " + name), true);
     ASSERT_EQ(waiting.wait_for(5s), std::future_status::ready);
@@ -157,30 +144,30 @@ TEST_P(redisson_cluster_interop,
     lk.lock(30s);
     auto id = j.send("a", "trylock " + name + " 20000");
     // Redisson subscribed the way this pairing publishes: else only the lease would end its wait.
-    ASSERT_TRUE(wait_until([&] { return subscribers(channel(name)) >= 1; }, 5s));
+    ASSERT_TRUE(wait_until([&] { return subscribers(lock_channel(name)) >= 1; }, 5s));
     EXPECT_THROW(j.wait_reply(id, 100ms), std::runtime_error);  // still waiting
     auto released = steady::now();
     lk.unlock();
     auto r = j.wait_reply(id, 5s);
     EXPECT_EQ(r["result"], true) << r.dump();
-    EXPECT_LT(since_ns(released, r), 1'000'000'000);
+    EXPECT_LT(ns_after(released, r), 1'000'000'000);
     ASSERT_EQ(j.call_ok("a", "unlock " + name), true);
 
     lk.lock(30s);
     auto second = j.send("b", "trylock " + name + " 20000");
-    ASSERT_TRUE(wait_until([&] { return subscribers(channel(name)) >= 1; }, 5s));
+    ASSERT_TRUE(wait_until([&] { return subscribers(lock_channel(name)) >= 1; }, 5s));
     EXPECT_THROW(j.wait_reply(second, 100ms), std::runtime_error);
     auto forced = steady::now();
     EXPECT_TRUE(lk.force_unlock());
     auto r2 = j.wait_reply(second, 5s);
     EXPECT_EQ(r2["result"], true) << r2.dump();
-    EXPECT_LT(since_ns(forced, r2), 1'000'000'000);
+    EXPECT_LT(ns_after(forced, r2), 1'000'000'000);
     ASSERT_EQ(j.call_ok("b", "unlock " + name), true);
     std::printf(
         "master %s: Redisson woke %lld us after relock's unlock, %lld us after its "
         "force_unlock\n",
-        master.address().c_str(), static_cast<long long>(since_ns(released, r) / 1000),
-        static_cast<long long>(since_ns(forced, r2) / 1000));
+        master.address().c_str(), static_cast<long long>(ns_after(released, r) / 1000),
+        static_cast<long long>(ns_after(forced, r2) / 1000));
   }
 }
 

@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cstdint>
 #include <future>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,24 +20,15 @@
 #include <asio/use_future.hpp>
 #include <relock/client.hpp>
 
+#include "interop_env.hpp"
 #include "redisson_fixture.hpp"
-#include "support/raw_client.hpp"
-#include "support/redis_server.hpp"
 #include "support/wait.hpp"
 
 using namespace std::chrono_literals;
-using relock::test::raw_client;
-using relock::test::redisson_driver;
-using relock::test::wait_until;
+using namespace relock::test;
 using steady = std::chrono::steady_clock;
 
 namespace {
-
-// A waiter woken by a message gets the lock within this; one left to its timer would take the
-// hold's 30 s TTL. Generous, for JVMs on a loaded machine.
-constexpr std::chrono::seconds woken_within{5};
-
-using fields = std::map<std::string, std::string>;
 
 // The driver jars of Redisson 4.x and later (a jar whose version cannot be read is kept: its
 // test then says what it is). None: one "missing: ..." entry, which fails every test.
@@ -76,13 +66,10 @@ std::future<token_outcome> try_token_as(relock::FencedLock& lock, relock::owner 
   return result;
 }
 
-class fenced_interop : public relock::test::redisson_fixture {
+class fenced_interop : public redisson_fixture {
  protected:
   static std::string token_key(const std::string& name) {
     return "redisson_lock_token:{" + name + "}";
-  }
-  static std::string channel(const std::string& name) {
-    return "redisson_lock__channel:{" + name + "}";
   }
   // The counter as Redis holds it (0 when absent).
   std::int64_t counter(const std::string& name) {
@@ -93,26 +80,6 @@ class fenced_interop : public relock::test::redisson_fixture {
   std::int64_t java_token(redisson_driver& j, const std::string& name) {
     return j.call_ok("t", "gettoken fenced:" + name).get<std::int64_t>();
   }
-  fields hash_of(const std::string& key) {
-    fields out;
-    auto r = raw_.command({"HGETALL", key});
-    for (std::size_t i = 0; i + 1 < r.elements.size(); i += 2) {
-      out[r.elements[i].str] = r.elements[i + 1].str;
-    }
-    return out;
-  }
-  bool exists(const std::string& key) { return raw_.command({"EXISTS", key}).integer == 1; }
-  std::int64_t subscribers(const std::string& ch) {
-    return raw_.command({"PUBSUB", "NUMSUB", ch}).elements.at(1).integer;
-  }
-  static std::int64_t ns_after(steady::time_point since, const nlohmann::json& reply) {
-    return reply["end_ns"].get<std::int64_t>() - since.time_since_epoch().count();
-  }
-  static std::int64_t took_ns(const nlohmann::json& reply) {
-    return reply["end_ns"].get<std::int64_t>() - reply["start_ns"].get<std::int64_t>();
-  }
-
-  raw_client raw_ = raw_client::to(server_);
 };
 
 }  // namespace
@@ -190,7 +157,7 @@ TEST_P(fenced_interop, a_waiter_on_either_side_wakes_on_the_others_release_with_
 
   const auto t1 = j.call_ok("a", "lockandgettoken fenced:fw").get<std::int64_t>();
   auto cpp = try_token_as(fenced, c, 20s);
-  ASSERT_TRUE(wait_until([&] { return subscribers(channel("fw")) == 1; }, 10s));
+  ASSERT_TRUE(wait_until([&] { return subscribers(lock_channel("fw")) == 1; }, 10s));
   auto released = steady::now();
   ASSERT_EQ(j.call_ok("a", "unlock fenced:fw"), true);
   ASSERT_EQ(cpp.wait_for(10s), std::future_status::ready);
@@ -202,9 +169,9 @@ TEST_P(fenced_interop, a_waiter_on_either_side_wakes_on_the_others_release_with_
   EXPECT_EQ(fenced.fence(c), t1 + 1);
 
   // relock's waiter has left the channel; now Java waits on the C++ hold.
-  ASSERT_TRUE(wait_until([&] { return subscribers(channel("fw")) == 0; }, 10s));
+  ASSERT_TRUE(wait_until([&] { return subscribers(lock_channel("fw")) == 0; }, 10s));
   auto java_wait = j.send("b", "trylockandgettoken fenced:fw 20000");
-  ASSERT_TRUE(wait_until([&] { return subscribers(channel("fw")) == 1; }, 10s));
+  ASSERT_TRUE(wait_until([&] { return subscribers(lock_channel("fw")) == 1; }, 10s));
   released = steady::now();
   fenced.async_unlock(c, asio::use_future).get();
   auto r = j.wait_reply(java_wait, 10s);
@@ -236,13 +203,8 @@ TEST_P(fenced_interop, a_plain_lock_on_the_same_name_excludes_and_never_advances
   EXPECT_TRUE(plain.is_held_by(ja));
 
   // A plain waiter wakes on the fenced release.
-  auto waiter = std::async(std::launch::async, [&] {
-    bool got = plain.try_lock(20s);
-    auto at = steady::now();
-    if (got) plain.unlock();
-    return std::make_pair(got, at);
-  });
-  ASSERT_TRUE(wait_until([&] { return subscribers(channel("mixed")) == 1; }, 10s));
+  auto waiter = try_on_thread(plain, 20s);
+  ASSERT_TRUE(wait_until([&] { return subscribers(lock_channel("mixed")) == 1; }, 10s));
   auto released = steady::now();
   ASSERT_EQ(j.call_ok("a", "unlock fenced:mixed"), true);
   ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);

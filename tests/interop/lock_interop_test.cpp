@@ -8,28 +8,19 @@
 
 #include <relock/client.hpp>
 
+#include "interop_env.hpp"
 #include "redisson_fixture.hpp"
 #include "support/raw_client.hpp"
-#include "support/redis_server.hpp"
 #include "support/wait.hpp"
 
 using namespace std::chrono_literals;
+using namespace relock::test;
 using relock::errc;
-using relock::test::raw_client;
-using relock::test::redis_server;
-using relock::test::redisson_driver;
-using relock::test::wait_until;
 using steady = std::chrono::steady_clock;
 
 namespace {
 
-class redisson_interop : public relock::test::redisson_fixture {
- protected:
-  std::int64_t now_ns() { return steady::now().time_since_epoch().count(); }
-  bool subscribed(raw_client& raw, const std::string& channel) {
-    return raw.command({"PUBSUB", "NUMSUB", channel}).elements.at(1).integer >= 1;
-  }
-};
+class redisson_interop : public redisson_fixture {};
 
 using interval = std::pair<std::int64_t, std::int64_t>;  // CLOCK_MONOTONIC ns: acquired, released
 
@@ -70,8 +61,7 @@ TEST_P(redisson_interop, mutual_exclusion_across_languages) {
       all.push_back({iv[0].get<std::int64_t>(), iv[1].get<std::int64_t>()});
     }
   }
-  auto raw = raw_client::to(server_);
-  EXPECT_EQ(raw.command({"GET", "counter"}).str, std::to_string(4 * rounds));
+  EXPECT_EQ(raw_.command({"GET", "counter"}).str, std::to_string(4 * rounds));
   ASSERT_EQ(all.size(), 4u * rounds);
   std::sort(all.begin(), all.end());
   int overlaps = 0;
@@ -83,7 +73,6 @@ TEST_P(redisson_interop, mutual_exclusion_across_languages) {
 TEST_P(redisson_interop, relock_waits_on_a_redisson_hold_and_wakes_on_its_unlock) {
   auto j = java();
   relock::client client(settings());
-  auto raw = raw_client::to(server_);
   auto lk = client.lock("j-holds");
   ASSERT_EQ(j.call_ok("a", "lock j-holds 30000"), true);
 
@@ -93,13 +82,8 @@ TEST_P(redisson_interop, relock_waits_on_a_redisson_hold_and_wakes_on_its_unlock
   EXPECT_GE(took, 500ms);
   EXPECT_LT(took, 2s);
 
-  auto waiting = std::async(std::launch::async, [&] {
-    bool got = lk.try_lock(20s);
-    auto at = steady::now();
-    if (got) lk.unlock();
-    return std::make_pair(got, at);
-  });
-  ASSERT_TRUE(wait_until([&] { return subscribed(raw, "redisson_lock__channel:{j-holds}"); }, 5s));
+  auto waiting = try_on_thread(lk, 20s);
+  ASSERT_TRUE(wait_until([&] { return subscribers(lock_channel("j-holds")) >= 1; }, 5s));
   auto released = steady::now();
   ASSERT_EQ(j.call_ok("a", "unlock j-holds"), true);
   ASSERT_EQ(waiting.wait_for(5s), std::future_status::ready);
@@ -120,7 +104,7 @@ TEST_P(redisson_interop, redisson_waits_on_a_relock_hold_and_wakes_on_unlock_and
   lk.unlock();
   auto r = j.wait_reply(id, 5s);
   EXPECT_EQ(r["result"], true) << r.dump();
-  EXPECT_LT(r["end_ns"].get<std::int64_t>() - released.time_since_epoch().count(), 1'000'000'000);
+  EXPECT_LT(ns_after(released, r), 1'000'000'000);
   ASSERT_EQ(j.call_ok("a", "unlock c-holds"), true);
 
   lk.lock(30s);
@@ -130,7 +114,7 @@ TEST_P(redisson_interop, redisson_waits_on_a_relock_hold_and_wakes_on_unlock_and
   EXPECT_TRUE(lk.force_unlock());
   auto r2 = j.wait_reply(second, 5s);
   EXPECT_EQ(r2["result"], true) << r2.dump();
-  EXPECT_LT(r2["end_ns"].get<std::int64_t>() - forced.time_since_epoch().count(), 1'000'000'000);
+  EXPECT_LT(ns_after(forced, r2), 1'000'000'000);
   j.call_ok("b", "unlock c-holds");
 }
 
@@ -138,7 +122,6 @@ TEST_P(redisson_interop, redisson_waits_on_a_relock_hold_and_wakes_on_unlock_and
 TEST_P(redisson_interop, each_side_sees_the_others_holds) {
   auto j = java();
   relock::client client(settings());
-  auto raw = raw_client::to(server_);
   auto lk = client.lock("seen");
   lk.lock(20s);
   lk.lock(20s);
@@ -167,7 +150,7 @@ TEST_P(redisson_interop, each_side_sees_the_others_holds) {
   std::error_code ec;
   lk.unlock(ec);
   EXPECT_EQ(ec, errc::not_owner);
-  EXPECT_EQ(raw.command({"HGET", "seen", field}).str, "2");
+  EXPECT_EQ(raw_.command({"HGET", "seen", field}).str, "2");
   j.call_ok("a", "unlock seen");
   j.call_ok("a", "unlock seen");
   EXPECT_FALSE(lk.is_locked());
@@ -177,13 +160,11 @@ TEST_P(redisson_interop, each_side_sees_the_others_holds) {
 TEST_P(redisson_interop, watchdogs_keep_holds_alive_against_the_other_side) {
   auto j = java(2s);
   relock::client client(settings(2s));
-  auto raw = raw_client::to(server_);
   auto lk = client.lock("dog");
   lk.lock();
   auto java_wait = j.call("a", "trylock dog 8000", 20s);
   EXPECT_EQ(java_wait["result"], false) << java_wait.dump();
-  EXPECT_GE(java_wait["end_ns"].get<std::int64_t>() - java_wait["start_ns"].get<std::int64_t>(),
-            7'900'000'000);
+  EXPECT_GE(took_ns(java_wait), 7'900'000'000);
   EXPECT_TRUE(lk.is_held_by_current_thread());
   lk.unlock();
 
@@ -199,10 +180,9 @@ TEST_P(redisson_interop, watchdogs_keep_holds_alive_against_the_other_side) {
 TEST_P(redisson_interop, a_killed_redisson_holder_frees_the_lock_at_its_lease) {
   auto j = java(2s);
   relock::client client(settings());
-  auto raw = raw_client::to(server_);
   ASSERT_EQ(j.call_ok("a", "lock crash"), true);
   auto lk = client.lock("crash");
-  auto ttl = std::chrono::milliseconds(raw.command({"PTTL", "crash"}).integer);
+  auto ttl = std::chrono::milliseconds(pttl("crash"));
   auto killed = steady::now();
   j.kill(SIGKILL);
   EXPECT_TRUE(lk.try_lock(10s));
@@ -216,7 +196,6 @@ TEST_P(redisson_interop, a_killed_redisson_holder_frees_the_lock_at_its_lease) {
 TEST_P(redisson_interop, releases_leave_no_unlock_latch_behind) {
   auto j = java();
   relock::client client(settings());
-  auto raw = raw_client::to(server_);
   auto lk = client.lock("latch");
   for (int i = 0; i < 5; ++i) {
     lk.lock();
@@ -228,7 +207,7 @@ TEST_P(redisson_interop, releases_leave_no_unlock_latch_behind) {
   }
   EXPECT_TRUE(wait_until(
       [&] {
-        return raw.command({"KEYS", "redisson_unlock_latch:*"}).elements.empty();
+        return raw_.command({"KEYS", "redisson_unlock_latch:*"}).elements.empty();
       },
       3s));
 }

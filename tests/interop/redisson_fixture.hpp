@@ -1,16 +1,20 @@
 // What every interop test starts from, once per Redisson version built by
-// tests/interop/redisson/prepare: its own redis-server, relock settings pointed at it, and the
-// Redisson driver on the same server.
+// tests/interop/redisson/prepare: its own redis-server, relock settings pointed at it, the
+// Redisson driver on the same server, and a raw client there that reads (or writes) the locks'
+// data as Redis holds it. The helpers the tests share beyond these are in interop_env.hpp.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 
 #include <relock/config.hpp>
 
+#include "interop_env.hpp"
 #include "redisson_driver.hpp"
+#include "support/raw_client.hpp"
 #include "support/redis_server.hpp"
 
 namespace relock::test {
@@ -30,7 +34,23 @@ class redisson_fixture : public ::testing::TestWithParam<std::string> {
     return redisson_driver(GetParam(), server_.url(), watchdog);
   }
 
+  fields hash_of(const std::string& key) {
+    fields out;
+    auto r = raw_.command({"HGETALL", key});
+    for (std::size_t i = 0; i + 1 < r.elements.size(); i += 2) {
+      out[r.elements[i].str] = r.elements[i + 1].str;
+    }
+    return out;
+  }
+  bool exists(const std::string& key) { return raw_.command({"EXISTS", key}).integer == 1; }
+  std::int64_t pttl(const std::string& key) { return raw_.command({"PTTL", key}).integer; }
+  // Connections subscribed to `channel` (PUBSUB NUMSUB): a waiter of either language listening.
+  std::int64_t subscribers(const std::string& channel) {
+    return raw_.command({"PUBSUB", "NUMSUB", channel}).elements.at(1).integer;
+  }
+
   redis_server server_;
+  raw_client raw_ = raw_client::to(server_);
 };
 
 }  // namespace relock::test

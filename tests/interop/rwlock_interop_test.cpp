@@ -10,8 +10,6 @@
 #include <chrono>
 #include <cstdint>
 #include <future>
-#include <map>
-#include <memory>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -19,84 +17,29 @@
 #include <asio/use_future.hpp>
 #include <relock/client.hpp>
 
+#include "interop_env.hpp"
 #include "redisson_fixture.hpp"
-#include "support/raw_client.hpp"
-#include "support/redis_server.hpp"
 #include "support/wait.hpp"
 
 using namespace std::chrono_literals;
+using namespace relock::test;
 using relock::errc;
-using relock::test::raw_client;
-using relock::test::redis_server;
-using relock::test::redisson_driver;
-using relock::test::wait_until;
 using steady = std::chrono::steady_clock;
 
 namespace {
-
-using fields = std::map<std::string, std::string>;
-
-// How an acquire by an explicit relock owner ended, and when its completion ran.
-struct outcome {
-  std::error_code ec;
-  bool acquired = false;
-  steady::time_point at;
-};
-
-// A waiting try_lock by `who` on one side of a read-write lock; the future is ready when it ends.
-std::future<outcome> try_as(relock::Lock& side, relock::owner who, std::chrono::milliseconds wait) {
-  auto done = std::make_shared<std::promise<outcome>>();
-  auto result = done->get_future();
-  relock::lock_options options;
-  options.wait = wait;
-  side.async_try_lock(who, std::move(options), [done](std::error_code ec, bool acquired) {
-    done->set_value({ec, acquired, steady::now()});
-  });
-  return result;
-}
 
 // try_lock without waiting, by `who`.
 bool try_now_as(relock::Lock& side, relock::owner who) {
   return side.async_try_lock(who, relock::lock_options{}, asio::use_future).get();
 }
 
-void unlock_as(relock::Lock& side, relock::owner who) {
-  side.async_unlock(who, asio::use_future).get();
-}
-
-bool ready(std::future<outcome>& f, std::chrono::milliseconds within = 0ms) {
-  return f.wait_for(within) == std::future_status::ready;
-}
-
-class rwlock_interop : public relock::test::redisson_fixture {
+class rwlock_interop : public redisson_fixture {
  protected:
-  fields hash_of(const std::string& key) {
-    fields out;
-    auto r = raw_.command({"HGETALL", key});
-    for (std::size_t i = 0; i + 1 < r.elements.size(); i += 2) {
-      out[r.elements[i].str] = r.elements[i + 1].str;
-    }
-    return out;
-  }
-  bool exists(const std::string& key) { return raw_.command({"EXISTS", key}).integer == 1; }
-  std::int64_t pttl(const std::string& key) { return raw_.command({"PTTL", key}).integer; }
-  std::int64_t subscribers(const std::string& channel) {
-    return raw_.command({"PUBSUB", "NUMSUB", channel}).elements.at(1).integer;
-  }
   std::size_t timeout_keys() { return raw_.command({"KEYS", "*rwlock_timeout*"}).elements.size(); }
   // The read-hold timeout key of `field`'s n-th read hold on `name` (data-layout §4).
   static std::string timeout_key(const std::string& name, const std::string& field, int n = 1) {
     return "{" + name + "}:" + field + ":rwlock_timeout:" + std::to_string(n);
   }
-  // Nanoseconds from `since` (steady clock, CLOCK_MONOTONIC) to a driver reply's end_ns.
-  static std::int64_t ns_after(steady::time_point since, const nlohmann::json& reply) {
-    return reply["end_ns"].get<std::int64_t>() - since.time_since_epoch().count();
-  }
-  static std::int64_t took_ns(const nlohmann::json& reply) {
-    return reply["end_ns"].get<std::int64_t>() - reply["start_ns"].get<std::int64_t>();
-  }
-
-  raw_client raw_ = raw_client::to(server_);
 };
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -13,25 +12,19 @@
 
 #include "client_access.hpp"
 #include "client_core.hpp"
+#include "interop_env.hpp"
 #include "objects/ids.hpp"
 #include "objects/naming.hpp"
 #include "redisson_fixture.hpp"
 #include "support/expect_messages.hpp"
-#include "support/raw_client.hpp"
 #include "support/raw_subscriber.hpp"
-#include "support/redis_server.hpp"
 #include "support/rwlock_calls.hpp"
 #include "support/sync_calls.hpp"
 #include "support/wait.hpp"
 
 using namespace std::chrono_literals;
+using namespace relock::test;
 using relock::errc;
-using relock::test::raw_client;
-using relock::test::raw_subscriber;
-using relock::test::redis_server;
-using relock::test::redisson_driver;
-using relock::test::result;
-using relock::test::wait_until;
 using steady = std::chrono::steady_clock;
 namespace obj = relock::objects;
 
@@ -47,28 +40,8 @@ std::int64_t integer(const result& r) {
   return r.value.is_integer() ? r.value.integer : -100;
 }
 
-using fields = std::map<std::string, std::string>;
-
-class rwlock_scripts_interop : public relock::test::redisson_fixture {
+class rwlock_scripts_interop : public redisson_fixture {
  protected:
-  fields hash_of(const std::string& key) {
-    fields out;
-    auto r = raw_.command({"HGETALL", key});
-    for (std::size_t i = 0; i + 1 < r.elements.size(); i += 2) {
-      out[r.elements[i].str] = r.elements[i + 1].str;
-    }
-    return out;
-  }
-  std::int64_t pttl(const std::string& key) { return raw_.command({"PTTL", key}).integer; }
-  bool exists(const std::string& key) { return raw_.command({"EXISTS", key}).integer == 1; }
-  bool subscribed(const std::string& channel) {
-    return raw_.command({"PUBSUB", "NUMSUB", channel}).elements.at(1).integer >= 1;
-  }
-  // Nanoseconds from `since` (steady clock, CLOCK_MONOTONIC) to a driver reply's end_ns.
-  static std::int64_t ns_after(steady::time_point since, const nlohmann::json& reply) {
-    return reply["end_ns"].get<std::int64_t>() - since.time_since_epoch().count();
-  }
-  raw_client raw_ = raw_client::to(server_);
   relock::client client_{settings()};
   relock::exec::executor& ex_ = relock::detail::core_of(client_)->executor();
   // Owners of the scripts' holds, fields as relock writes them.
@@ -200,7 +173,7 @@ TEST_P(rwlock_scripts_interop, a_script_write_release_wakes_waiting_java_readers
   ASSERT_TRUE(acquired(doc.write(S1, 30'000)));
   auto b = j.send("b", "trylock read:doc 20000 30000");
   auto c = j.send("c", "trylock read:doc 20000 30000");
-  ASSERT_TRUE(wait_until([&] { return subscribed(doc.channel()); }, 10s));
+  ASSERT_TRUE(wait_until([&] { return subscribers(doc.channel()) >= 1; }, 10s));
   EXPECT_THROW(j.wait_reply(b, 300ms), std::runtime_error);  // still waiting
   auto released = steady::now();
   ASSERT_EQ(integer(doc.write_release(S1, 30'000)), 1);
@@ -221,7 +194,7 @@ TEST_P(rwlock_scripts_interop, a_script_downgrade_lets_a_waiting_java_reader_in_
   ASSERT_TRUE(acquired(doc.write(S1, 30'000)));
   ASSERT_TRUE(acquired(doc.read(S1, 30'000)));
   auto b = j.send("b", "trylock read:doc 20000 30000");
-  ASSERT_TRUE(wait_until([&] { return subscribed(doc.channel()); }, 10s));
+  ASSERT_TRUE(wait_until([&] { return subscribers(doc.channel()) >= 1; }, 10s));
   EXPECT_THROW(j.wait_reply(b, 300ms), std::runtime_error);
   auto released = steady::now();
   ASSERT_EQ(integer(doc.write_release(S1, 30'000)), 1);
@@ -239,7 +212,7 @@ TEST_P(rwlock_scripts_interop, script_read_and_force_releases_wake_a_waiting_jav
   rw doc(ex_, "doc");
   ASSERT_TRUE(acquired(doc.read(S1, 30'000)));
   auto a = j.send("a", "trylock write:doc 20000 30000");
-  ASSERT_TRUE(wait_until([&] { return subscribed(doc.channel()); }, 10s));
+  ASSERT_TRUE(wait_until([&] { return subscribers(doc.channel()) >= 1; }, 10s));
   EXPECT_THROW(j.wait_reply(a, 300ms), std::runtime_error);
   auto released = steady::now();
   ASSERT_EQ(integer(doc.read_release(S1)), 1);
@@ -251,7 +224,7 @@ TEST_P(rwlock_scripts_interop, script_read_and_force_releases_wake_a_waiting_jav
   ASSERT_TRUE(acquired(doc.read(S1, 30'000)));
   ASSERT_TRUE(acquired(doc.read(S2, 30'000)));
   auto second = j.send("a", "trylock write:doc 20000 30000");
-  ASSERT_TRUE(wait_until([&] { return subscribed(doc.channel()); }, 10s));
+  ASSERT_TRUE(wait_until([&] { return subscribers(doc.channel()) >= 1; }, 10s));
   EXPECT_THROW(j.wait_reply(second, 300ms), std::runtime_error);
   auto forced = steady::now();
   ASSERT_EQ(integer(doc.force()), 1);

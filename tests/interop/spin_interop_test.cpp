@@ -14,50 +14,25 @@
 #include <map>
 #include <sstream>
 #include <string>
-#include <utility>
 
 #include <relock/client.hpp>
 
+#include "interop_env.hpp"
 #include "redisson_fixture.hpp"
-#include "support/raw_client.hpp"
-#include "support/redis_server.hpp"
 #include "support/wait.hpp"
 
 using namespace std::chrono_literals;
-using relock::test::raw_client;
-using relock::test::redisson_driver;
-using relock::test::wait_until;
+using namespace relock::test;
 using steady = std::chrono::steady_clock;
 
 namespace {
-
-// A waiter woken by a message gets the lock within this; one left to its timer would take the
-// hold's 30 s TTL. Generous, for JVMs on a loaded machine.
-constexpr std::chrono::seconds woken_within{5};
-
-using fields = std::map<std::string, std::string>;
 
 // A waiter that has been refused this many times has slept through the backoff's every step up
 // to its maximum (1, 2, 4 ... 128 ms: 8 steps), so what follows a release is a full-size step.
 constexpr std::int64_t tries_to_reach_the_longest_step = 10;
 
-class spin_interop : public relock::test::redisson_fixture {
+class spin_interop : public redisson_fixture {
  protected:
-  static std::string channel(const std::string& name) {
-    return "redisson_lock__channel:{" + name + "}";
-  }
-  fields hash_of(const std::string& key) {
-    fields out;
-    auto r = raw_.command({"HGETALL", key});
-    for (std::size_t i = 0; i + 1 < r.elements.size(); i += 2) {
-      out[r.elements[i].str] = r.elements[i + 1].str;
-    }
-    return out;
-  }
-  bool exists(const std::string& key) { return raw_.command({"EXISTS", key}).integer == 1; }
-  std::int64_t subscribers(const std::string& ch) {
-    return raw_.command({"PUBSUB", "NUMSUB", ch}).elements.at(1).integer;
-  }
   // INFO commandstats: how many times the server ran each command so far.
   std::map<std::string, std::int64_t> command_calls() {
     std::map<std::string, std::int64_t> out;
@@ -106,13 +81,6 @@ class spin_interop : public relock::test::redisson_fixture {
     EXPECT_GT(connections, 0) << "no connection named relock:" << client.id();
     return total;
   }
-  static std::int64_t took_ns(const nlohmann::json& reply) {
-    return reply["end_ns"].get<std::int64_t>() - reply["start_ns"].get<std::int64_t>();
-  }
-  static std::int64_t ns_after(steady::time_point since, const nlohmann::json& reply) {
-    return reply["end_ns"].get<std::int64_t>() - since.time_since_epoch().count();
-  }
-
   // A Java hold of `java_lock` ("spin:NAME" or "lock:NAME") keeps relock's spin lock on NAME out,
   // and relock's spin hold (re-entered) keeps that Java lock out, at once and after waiting.
   void exclude_both_ways(const std::string& java_lock, const std::string& name) {
@@ -169,18 +137,13 @@ class spin_interop : public relock::test::redisson_fixture {
 
     const auto subscribes_before = subscribe_calls();
     const auto scripts_before = script_calls();
-    auto waiter = std::async(std::launch::async, [&] {
-      bool got = spin.try_lock(20s);
-      auto at = steady::now();
-      if (got) spin.unlock();
-      return std::make_pair(got, at);
-    });
+    auto waiter = try_on_thread(spin, 20s);
     // It tries again and again (each try one script call), up to its longest step.
     ASSERT_TRUE(wait_until(
         [&] { return script_calls() - scripts_before >= tries_to_reach_the_longest_step; }, 10s));
     EXPECT_EQ(waiter.wait_for(0ms), std::future_status::timeout);
     // ... and listens on nothing meanwhile.
-    EXPECT_EQ(subscribers(channel(name)), 0);
+    EXPECT_EQ(subscribers(lock_channel(name)), 0);
     EXPECT_EQ(relock_subscriptions(client), 0);
     EXPECT_EQ(subscribe_calls(), subscribes_before);
 
@@ -194,11 +157,9 @@ class spin_interop : public relock::test::redisson_fixture {
     EXPECT_LT(at - released, max_step * 3 / 2 + 500ms)
         << std::chrono::duration_cast<std::chrono::milliseconds>(at - released).count() << " ms";
     EXPECT_EQ(subscribe_calls(), subscribes_before);
-    EXPECT_EQ(subscribers(channel(name)), 0);
+    EXPECT_EQ(subscribers(lock_channel(name)), 0);
     EXPECT_FALSE(exists(name));
   }
-
-  raw_client raw_ = raw_client::to(server_);
 };
 
 }  // namespace
@@ -233,12 +194,10 @@ TEST_P(spin_interop, a_java_spin_waiter_gets_the_lock_soon_after_a_relock_spin_r
   auto waiting = j.send("a", "trylock spin:js 20000");
   ASSERT_TRUE(wait_until(
       [&] { return script_calls() - scripts_before >= tries_to_reach_the_longest_step; }, 10s));
-  EXPECT_EQ(subscribers(channel("js")), 0);
+  EXPECT_EQ(subscribers(lock_channel("js")), 0);
   auto released = steady::now();
   spin.unlock();
-  auto r = j.wait_reply(waiting, 10s);
-  ASSERT_EQ(r["result"], true) << r.dump();
-  EXPECT_LT(ns_after(released, r), std::chrono::nanoseconds(woken_within).count());
+  ASSERT_NO_FATAL_FAILURE(expect_java_woken(j, waiting, released));
   EXPECT_EQ(calls_of("publish"), publishes_before);  // neither side published
   EXPECT_EQ(hash_of("js"), (fields{{j.owner_field("a"), "1"}}));
   ASSERT_EQ(j.call_ok("a", "unlock spin:js"), true);
