@@ -90,9 +90,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     waiter_.signalled = false;  // a wake from now on means: something changed, try again
     auto call = request_.kind->acquire_call(
         acquire_context{request_.key, request_.owner, request_.lease, request_.wait,
-                        core_->settings().fair_lock_wait_timeout, wall_clock_ms(),
-                        core_->settings().fair_lock_unheard_head_timeout,
-                        core_->publish_command()});
+                        core_->publish_command(), queue_timing_of(core_->settings())});
     core_->executor().eval(request_.kind->acquire, std::move(call.keys), std::move(call.args),
                            [self = shared_from_this()](std::error_code ec, resp::reply r) {
                              self->on_reply(ec, std::move(r));
@@ -173,8 +171,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
 
   // The wait ends without the hold: the kind cleans what its tries left (a place in a queue).
   // Sent before the caller hears, so a try that follows runs after it (a key's requests keep
-  // their order).
-  // Under a latch of its own, so a resend after a lost connection changes nothing twice.
+  // their order). Under a latch of its own, so a resend after a lost connection changes nothing
+  // twice.
   void give_up() {
     const lock_kind& kind = *request_.kind;
     if (kind.give_up == nullptr) return;
@@ -182,8 +180,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     std::string latch = objects::unlock_latch_key(request_.key, objects::random_request_id());
     auto call = kind.give_up_call(give_up_context{
         request_.key, request_.owner, request_.channel, latch, core_->publish_command(),
-        settings.fair_lock_wait_timeout, settings.unlock_latch_ttl, wall_clock_ms(),
-        settings.fair_lock_unheard_head_timeout});
+        settings.unlock_latch_ttl, queue_timing_of(settings)});
     core_->executor().eval(
         *kind.give_up, std::move(call.keys), std::move(call.args),
         [core = core_, key = request_.key, latch](std::error_code ec, resp::reply r) mutable {

@@ -38,9 +38,9 @@ script_call acquire_call(const acquire_context& c, const char* reentrant) {
   keys.push_back(plain_lock::channel(c.key));
   return {std::move(keys),
           {std::to_string(c.lease.count()), std::string(c.owner),
-           std::to_string(c.queue_timeout.count()), std::to_string(c.now_ms),
-           c.waiting ? "wait" : "once", reentrant, std::to_string(c.unheard_head_timeout.count()),
-           std::string(c.publish_command)}};
+           std::to_string(c.queue.wait_timeout.count()), std::to_string(c.queue.now_ms),
+           c.waiting ? "wait" : "once", reentrant,
+           std::to_string(c.queue.unheard_head_timeout.count()), std::string(c.publish_command)}};
 }
 script_call reentrant_acquire_call(const acquire_context& c) { return acquire_call(c, "1"); }
 script_call non_reentrant_acquire_call(const acquire_context& c) { return acquire_call(c, "0"); }
@@ -49,28 +49,30 @@ script_call release_call(const release_context& c) {
   auto keys = queue_keys(c.key);
   keys.emplace_back(c.channel);
   keys.emplace_back(c.latch);
-  return {std::move(keys),
-          {"0", std::to_string(c.lease.count()), std::string(c.owner), std::to_string(c.now_ms),
-           std::string(c.publish_command), std::to_string(c.latch_ttl.count()),
-           std::to_string(c.unheard_head_timeout.count())}};
+  return {
+      std::move(keys),
+      {"0", std::to_string(c.lease.count()), std::string(c.owner), std::to_string(c.queue.now_ms),
+       std::string(c.publish_command), std::to_string(c.latch_ttl.count()),
+       std::to_string(c.queue.unheard_head_timeout.count())}};
 }
 
 script_call force_release_call(const force_release_context& c) {
   auto keys = queue_keys(c.key);
   keys.emplace_back(c.channel);
   return {std::move(keys),
-          {"0", std::to_string(c.now_ms), std::string(c.publish_command),
-           std::to_string(c.unheard_head_timeout.count())}};
+          {"0", std::to_string(c.queue.now_ms), std::string(c.publish_command),
+           std::to_string(c.queue.unheard_head_timeout.count())}};
 }
 
 script_call give_up_call(const give_up_context& c) {
   auto keys = queue_keys(c.key);
   keys.emplace_back(c.channel);
   keys.emplace_back(c.latch);
-  return {std::move(keys),
-          {std::string(c.owner), std::to_string(c.queue_timeout.count()), std::to_string(c.now_ms),
-           "0", std::string(c.publish_command), std::to_string(c.latch_ttl.count()),
-           std::to_string(c.unheard_head_timeout.count())}};
+  return {
+      std::move(keys),
+      {std::string(c.owner), std::to_string(c.queue.wait_timeout.count()),
+       std::to_string(c.queue.now_ms), "0", std::string(c.publish_command),
+       std::to_string(c.latch_ttl.count()), std::to_string(c.queue.unheard_head_timeout.count())}};
 }
 
 lock_kind fair(script_call (*acquire_call)(const acquire_context&)) {

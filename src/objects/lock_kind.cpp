@@ -15,6 +15,11 @@ std::int64_t wall_clock_ms() {
       .count();
 }
 
+queue_timing queue_timing_of(const config& settings) {
+  return {wall_clock_ms(), settings.fair_lock_wait_timeout,
+          settings.fair_lock_unheard_head_timeout};
+}
+
 acquire_reply read_lock_reply(const resp::reply& r) {
   using outcome = acquire_reply::outcome;
   if (r.is_nil()) return {.result = outcome::acquired};

@@ -27,6 +27,8 @@
 #include <system_error>
 #include <vector>
 
+#include <relock/config.hpp>
+
 #include "exec/script.hpp"
 #include "pubsub/waiter_list.hpp"
 #include "renewal/hold_table.hpp"
@@ -39,18 +41,22 @@ struct script_call {
   std::vector<std::string> args;
 };
 
+// What a kind with a queue (the fair lock) needs beyond the call itself: the wall clock its
+// deadlines are written in, and the client's settings for them (config::fair_lock_*).
+struct queue_timing {
+  std::int64_t now_ms = 0;
+  std::chrono::milliseconds wait_timeout{0};          // a silent waiter's time to live
+  std::chrono::milliseconds unheard_head_timeout{0};  // a head told but not listening
+};
+
 // What an acquire call is made from.
 struct acquire_context {
   std::string_view key;
   std::string_view owner;
   std::chrono::milliseconds lease;
   bool waiting = false;  // a try of a waiting acquire (a fair lock queues it); false: try once
-  std::chrono::milliseconds queue_timeout{0};  // fair lock: a silent waiter's time to live
-  std::int64_t now_ms = 0;  // the client's wall clock, which fair-lock deadlines are written in
-  // Fair lock: how long a head waiter that is told but does not listen has to try again, and
-  // how to tell it.
-  std::chrono::milliseconds unheard_head_timeout{0};
-  std::string_view publish_command{};
+  std::string_view publish_command{};  // a fair lock's try may tell the head waiter
+  queue_timing queue{};
 };
 
 // What a release call is made from.
@@ -62,16 +68,14 @@ struct release_context {
   std::string_view publish_command;
   std::chrono::milliseconds lease;  // restored on a partial release
   std::chrono::milliseconds latch_ttl;
-  std::int64_t now_ms = 0;
-  std::chrono::milliseconds unheard_head_timeout{0};
+  queue_timing queue{};
 };
 
 struct force_release_context {
   std::string_view key;
   std::string_view channel;
   std::string_view publish_command;
-  std::int64_t now_ms = 0;
-  std::chrono::milliseconds unheard_head_timeout{0};
+  queue_timing queue{};
 };
 
 // What a give-up call is made from: under a latch of its own, so a resend changes nothing twice.
@@ -81,14 +85,14 @@ struct give_up_context {
   std::string_view channel;
   std::string_view latch;
   std::string_view publish_command;
-  std::chrono::milliseconds queue_timeout;
   std::chrono::milliseconds latch_ttl;
-  std::int64_t now_ms = 0;
-  std::chrono::milliseconds unheard_head_timeout{0};
+  queue_timing queue{};
 };
 
-// The wall clock in Unix milliseconds, for the contexts' now_ms.
+// The wall clock in Unix milliseconds.
 std::int64_t wall_clock_ms();
+// Now, with the client's settings.
+queue_timing queue_timing_of(const config& settings);
 
 // An acquire reply, read by the kind.
 struct acquire_reply {

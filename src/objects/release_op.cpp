@@ -23,8 +23,7 @@ void release_now(const std::shared_ptr<client_core>& core, release_request reque
   const bool cleanup = request.cleanup;
   auto call = request.kind->release_call(
       release_context{request.key, request.owner, request.channel, latch, core->publish_command(),
-                      plan.lease, settings.unlock_latch_ttl, wall_clock_ms(),
-                      settings.fair_lock_unheard_head_timeout});
+                      plan.lease, settings.unlock_latch_ttl, queue_timing_of(settings)});
   // The latch makes the release safe to resend after a lost connection.
   core->executor().eval(
       request.kind->release, std::move(call.keys), std::move(call.args),

@@ -38,26 +38,29 @@ struct env {
   raw_client raw = raw_client::to(server);
   relock::exec::executor& ex = relock::detail::core_of(client)->executor();
   std::int64_t now = detail::wall_clock_ms();
+  // The scripts' clock and timeouts; no head is ever given less time for not listening here.
+  detail::queue_timing timing() const { return {now, queue_timeout, {}}; }
 
   result acquire(const std::string& owner, bool waiting = true, std::int64_t lease = 30'000) {
     auto c = kind.acquire_call(detail::acquire_context{
-        name, owner, std::chrono::milliseconds(lease), waiting, queue_timeout, now});
+        name, owner, std::chrono::milliseconds(lease), waiting, "PUBLISH", timing()});
     return eval(ex, kind.acquire, std::move(c.keys), std::move(c.args));
   }
   result release(const std::string& owner) {
     const std::string latch = objects::unlock_latch_key(name, objects::random_request_id());
     auto c = kind.release_call(
-        detail::release_context{name, owner, channel, latch, "PUBLISH", 30s, latch_ttl, now});
+        detail::release_context{name, owner, channel, latch, "PUBLISH", 30s, latch_ttl, timing()});
     return eval(ex, kind.release, std::move(c.keys), std::move(c.args));
   }
   result give_up(const std::string& owner, const std::string& request) {
     const std::string latch = objects::unlock_latch_key(name, request);
-    auto c = kind.give_up_call(detail::give_up_context{name, owner, channel, latch, "PUBLISH",
-                                                       queue_timeout, latch_ttl, now});
+    auto c = kind.give_up_call(
+        detail::give_up_context{name, owner, channel, latch, "PUBLISH", latch_ttl, timing()});
     return eval(ex, *kind.give_up, std::move(c.keys), std::move(c.args));
   }
   result force() {
-    auto c = kind.force_release_call(detail::force_release_context{name, channel, "PUBLISH", now});
+    auto c =
+        kind.force_release_call(detail::force_release_context{name, channel, "PUBLISH", timing()});
     return eval(ex, kind.force_release, std::move(c.keys), std::move(c.args));
   }
 
