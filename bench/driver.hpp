@@ -34,6 +34,7 @@ struct options {
   int locks = 10'000;     // many-held
   int connections = 0;    // command connections per client; 0: the library's default
   int busy_poll_us = -1;  // config::busy_poll; -1: the library's default
+  int clients = 1;        // (fair-)handoff: relock::clients its threads are spread over
 };
 
 // The client settings every driver starts from: the server, the pool size, busy polling.
@@ -140,6 +141,11 @@ result run_uncontended(const options& o);
 result run_n_locks(const options& o);
 result run_one_lock(const options& o);
 result run_handoff(const options& o);
+// The other lock kinds (issue #17): fair-handoff (handoff's loop on client.fair_lock; both
+// check that every acquisition kept FIFO order), see handoff.cpp; fenced-uncontended
+// (uncontended's loop with lock_and_get_token()), see uncontended.cpp.
+result run_fair_handoff(const options& o);
+result run_fenced_uncontended(const options& o);
 result run_many_held(const options& o);
 // The read-write lock, sync API: rw-read (T readers on one lock), rw-mixed (90 % reads, 10 %
 // writes holding 1 ms): see read_write.cpp.

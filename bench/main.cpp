@@ -1,6 +1,6 @@
 // relock_bench --scenario NAME --rep N --url URL [--seconds S] [--threads T] [--locks L]
 //              [--connections C] [--busy-poll MICROSECONDS]
-//              [--variant V]
+//              [--variant V] [--clients C]
 // Runs one scenario once and prints one JSON line. Exit codes: 0 done, 1 failed, 2 bad usage.
 #include <cstdio>
 #include <cstring>
@@ -19,6 +19,8 @@ const std::map<std::string, scenario_fn> scenarios = {
     {"n-locks", relock_bench::run_n_locks},
     {"one-lock", relock_bench::run_one_lock},
     {"handoff", relock_bench::run_handoff},
+    {"fair-handoff", relock_bench::run_fair_handoff},
+    {"fenced-uncontended", relock_bench::run_fenced_uncontended},
     {"many-held", relock_bench::run_many_held},
     {"rw-read", relock_bench::run_rw_read},
     {"rw-mixed", relock_bench::run_rw_mixed},
@@ -32,7 +34,9 @@ int usage(const char* why) {
                "usage: relock_bench --scenario NAME --rep N --url URL [--seconds S]\n"
                "                    [--threads T] [--locks L] [--variant default|async]\n"
                "                    [--connections C] [--busy-poll MICROSECONDS]\n"
+               "                    [--clients C] ((fair-)handoff: threads over C clients)\n"
                "scenarios: uncontended n-locks one-lock handoff many-held rw-read rw-mixed\n"
+               "           fair-handoff fenced-uncontended\n"
                "           cluster-n-locks (n-locks; give a redis-cluster:// URL)\n"
                "prints one JSON line; exit 0 done, 1 failed, 2 bad usage\n");
   return 2;
@@ -69,6 +73,8 @@ int main(int argc, char** argv) {
         o.busy_poll_us = std::stoi(value);
       else if (flag == "--variant")
         o.variant = value;
+      else if (flag == "--clients")
+        o.clients = std::stoi(value);
       else
         return usage(("unknown option " + flag).c_str());
     } catch (const std::exception&) {
@@ -82,6 +88,10 @@ int main(int argc, char** argv) {
   if (o.variant == "async" && base != "uncontended" && base != "n-locks") {
     return usage("--variant async exists for uncontended and (cluster-)n-locks only");
   }
+  if (o.clients != 1 && o.scenario != "handoff" && o.scenario != "fair-handoff") {
+    return usage("--clients exists for handoff and fair-handoff only");
+  }
+  if (o.clients < 1 || o.clients > o.threads) return usage("--clients must be in [1, --threads]");
   if (o.seconds <= 0 || o.seconds > 600 || o.threads < 1 || o.threads > 256 || o.locks < 1 ||
       o.connections < 0 || o.connections > 64 || o.busy_poll_us < -1 || o.busy_poll_us > 10'000) {
     return usage(

@@ -23,18 +23,24 @@ import java.util.Properties;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
 
 import dev.relock.json.Json;
 
 import org.redisson.Redisson;
+import org.redisson.api.RFencedLock;
+import org.redisson.api.RList;
 import org.redisson.api.RLock;
 import org.redisson.api.RReadWriteLock;
 import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
 import org.redisson.config.BaseConfig;
 import org.redisson.config.ClusterServersConfig;
 import org.redisson.config.Config;
@@ -50,8 +56,10 @@ import org.redisson.config.SingleServerConfig;
  * </pre>
  *
  * Scenarios: uncontended, n-locks, one-lock, handoff, rw-read, rw-mixed (many-held is relock's
- * own and is refused), and cluster-n-locks: n-locks with a redis-cluster://h1:p1,h2:p2 URL,
- * which configures useClusterServers() with those nodes (the probe then sums over them).
+ * own and is refused), cluster-n-locks: n-locks with a redis-cluster://h1:p1,h2:p2 URL, which
+ * configures useClusterServers() with those nodes (the probe then sums over them), and the
+ * other lock kinds (issue #17): fair-handoff (handoff on RFairLock, with a FIFO check) and
+ * fenced-uncontended (uncontended with RFencedLock.lockAndGetToken()).
  * Each mirrors its C++ twin in bench/*.cpp line by line: the same lock names, the same loops,
  * the same count bounds (per thread) and time bounds, the same grace before a blocked lock() is
  * cancelled (here: Thread.interrupt on lockInterruptibly()), the same server probe (CONFIG
@@ -95,6 +103,7 @@ public final class RedissonBench {
       "usage: java -jar relock-bench-redisson.jar --scenario NAME --rep N --url URL [--seconds S]\n"
           + "                                         [--threads T] [--warmup S] [--variant V]\n"
           + "scenarios: uncontended n-locks one-lock handoff rw-read rw-mixed\n"
+          + "           fair-handoff (RFairLock) fenced-uncontended (RFencedLock)\n"
           + "           cluster-n-locks (n-locks; give a redis-cluster://h1:p1,h2:p2 URL)\n"
           + "prints one JSON line; exit 0 done, 1 failed, 2 bad usage";
 
@@ -488,7 +497,7 @@ public final class RedissonBench {
     final AtomicInteger finished = new AtomicInteger();
     final CountDownLatch ready = new CountDownLatch(threads);
     final CountDownLatch go = new CountDownLatch(1);
-    final long[] end = new long[1];  // written before go opens: visible after go.await()
+    final AtomicLong end = new AtomicLong();  // set before go opens; read only after it
     List<Thread> workers = new ArrayList<>();
     for (int t = 0; t < threads; ++t) {
       final int me = t;
@@ -496,21 +505,31 @@ public final class RedissonBench {
         try {
           ready.countDown();
           await(go);
-          body.run(me, end[0]);
+          body.run(me, end.get());
         } finally {
           finished.incrementAndGet();
         }
       }));
     }
     ready.await();
+    return openWindow(seconds, probe, end, go, workers, finished);
+  }
+
+  /**
+   * Opens the window of workers waiting on go, ready to start: resets the server's statistics
+   * (unless warming up: probe == null), notes CPU and clock, sets end, opens go, and joins the
+   * workers, interrupting a lock() still blocked 3 s after the end. null when warming up.
+   */
+  Measured openWindow(double seconds, Probe probe, AtomicLong end, CountDownLatch go,
+      List<Thread> workers, AtomicInteger finished) throws Exception {
     if (probe != null) {
       probe.start();
     }
     final double cpu0 = processCpuSeconds();
     final long t0 = System.nanoTime();
-    end[0] = t0 + seconds(seconds);
+    end.set(t0 + seconds(seconds));
     go.countDown();
-    finish(workers, finished, end[0] + seconds(3));
+    finish(workers, finished, end.get() + seconds(3));
     final double window = (System.nanoTime() - t0) / 1e9;
     final double cpu = processCpuSeconds() - cpu0;
     return probe == null ? null : new Measured(window, cpu, probe.stop());
@@ -563,9 +582,60 @@ public final class RedissonBench {
 
   // ------------------------------------------------------------------------------------------
   // uncontended: one thread, one lock, lock() + unlock() pairs back to back.
+  // fenced-uncontended: the same loop on RFencedLock (client.getFencedLock), as in
+  // bench/uncontended.cpp: lockAndGetToken() + unlock() pairs. One thread alone takes every
+  // token in turn, so each must be the previous one + 1 ("token_gaps" counts those that were not).
 
   Result uncontended(double seconds, Probe probe) throws Exception {
     RLock lock = lock("bench:uncontended");
+    return pairs(seconds, probe, lock, () -> {
+      lock.lock();
+      return 0;
+    }, acquired -> { });
+  }
+
+  Result fencedUncontended(double seconds, Probe probe) throws Exception {
+    RFencedLock lock = client.getFencedLock("bench:fenced-uncontended");
+    return pairs(seconds, probe, lock, lock::lockAndGetToken, new TokenGaps(lock.getToken()));
+  }
+
+  /** What a pair loop checks after each pair, given what its acquire step returned. */
+  @FunctionalInterface
+  interface PairCheck {
+    void after(long acquired);
+
+    /** Its fields, after the pair loop's own. */
+    default void report(Result r) {}
+  }
+
+  /** fenced-uncontended's check: each token the previous one + 1. */
+  static final class TokenGaps implements PairCheck {
+    final long first;
+    long last;
+    long gaps = 0;
+
+    TokenGaps(Long current) {  // the counter before the window: its first token is the next
+      last = current == null ? 0 : current;
+      first = last + 1;
+    }
+
+    @Override
+    public void after(long token) {
+      if (token != last + 1) {
+        ++gaps;
+      }
+      last = token;
+    }
+
+    @Override
+    public void report(Result r) {
+      r.set("first_token", first).set("last_token", last).set("token_gaps", gaps);
+    }
+  }
+
+  /** The pair loop of both: acquire (lock(): 0, or lockAndGetToken()), then unlock(). */
+  Result pairs(double seconds, Probe probe, RLock lock, LongSupplier acquire, PairCheck check)
+      throws Exception {
     final long maxPairs = 2_000_000;
     Samples pair = new Samples();
     long pairs = 0;
@@ -577,7 +647,7 @@ public final class RedissonBench {
     final long t0 = System.nanoTime();
     final long end = t0 + seconds(seconds);
     for (long now = t0; pairs < maxPairs && now - end < 0; ++pairs) {
-      lock.lock();
+      final long acquired = acquire.getAsLong();
       try {
         lock.unlock();
       } catch (RuntimeException e) {
@@ -586,6 +656,7 @@ public final class RedissonBench {
       final long after = System.nanoTime();
       pair.add(after - now);
       now = after;
+      check.after(acquired);
     }
     final double window = (System.nanoTime() - t0) / 1e9;
     final double cpu = processCpuSeconds() - cpu0;
@@ -601,6 +672,7 @@ public final class RedissonBench {
         .set("pair_max_us", pair.maxUs())
         .set("pairs", pairs)
         .set("errors", errors);
+    check.report(r);
     addCommon(r, window, cpu, server, pairs);
     return r;
   }
@@ -718,15 +790,41 @@ public final class RedissonBench {
   // thread holds it before queueing again, so every release is a handoff to a waiter. Handoff
   // latency runs from the start of the unlock() call to the moment another thread's lock()
   // returns: release, pub/sub message, wake-up, acquire.
+  // fair-handoff: the same loop on RFairLock (client.getFairLock), as in bench/handoff.cpp.
+  //
+  // FIFO: every lock call takes a ticket, the next number of one sequence, just before it
+  // starts; an acquisition is out of order when another thread still waiting holds an older
+  // ticket ("out_of_order"; "fifo_checked" counts the acquisitions checked). Waiters join the
+  // queue one at a time, so that tickets follow the order in which waits reached the server.
+  // Fair lock (staged): before the window, thread 0 takes the lock, then threads 1..T-1 call
+  // lock in turn, each once the server's queue (redisson_lock_queue:{name}) holds exactly the
+  // threads before it and itself last; thread 0 holds until the window opens (first waits are
+  // not samples). Reentrant lock: Redis keeps no queue of its waiters to stage by, so every
+  // thread makes its first lock call as the window opens, all at once; those first waits take
+  // no ticket (neither checked nor checked against). In the window one thread alone starts
+  // waiting per hold: the previous holder, once its successor holds, and the next one more than
+  // a hold (1 ms) later.
 
   private static final long NO_UNLOCK = Long.MIN_VALUE;
 
   Result handoff(double seconds, Probe probe) throws Exception {
+    return handoffOn(seconds, probe, "bench:handoff", this::lock, false);
+  }
+
+  Result fairHandoff(double seconds, Probe probe) throws Exception {
+    return handoffOn(seconds, probe, "bench:fair-handoff", client::getFairLock, true);
+  }
+
+  /** handoff's loop on `name`'s lock as `kind` makes it; staged: its waiters queue in Redis. */
+  Result handoffOn(double seconds, Probe probe, String name, Function<String, RLock> kind,
+      boolean staged) throws Exception {
     final int threads = o.threads;
     final long hold = TimeUnit.MILLISECONDS.toNanos(1);
     final long maxAcquisitionsPerThread = 100_000;
+    final long noTicket = Long.MAX_VALUE;
     final Samples[] wait = new Samples[threads];
     final Samples[] handoff = new Samples[threads];
+    final String[] fields = new String[threads];  // each thread's owner field, as queued
     final AtomicLong unlockStarted = new AtomicLong(NO_UNLOCK);  // nanoTime of the last unlock()
     final AtomicLong cancelled = new AtomicLong();
     final AtomicLong errors = new AtomicLong();
@@ -734,73 +832,179 @@ public final class RedissonBench {
     final AtomicLong selfHandoffs = new AtomicLong();
     final AtomicInteger inside = new AtomicInteger();
     final AtomicInteger lastHolder = new AtomicInteger(-1);
+    final AtomicInteger finished = new AtomicInteger();
+    final AtomicBoolean firstHeld = new AtomicBoolean();
+    final AtomicLong end = new AtomicLong();  // set before go opens; read only after it
     final ReentrantLock m = new ReentrantLock();
     final Condition heldByNewOwner = m.newCondition();
-    final long[] generation = {0};  // under m: bumps with every acquisition
+    // Under m: generation (bumps with every acquisition), the next ticket, each waiting
+    // thread's ticket, acquisitions checked, acquisitions out of order.
+    final long[] generation = {0};
+    final long[] nextTicket = {0};
+    final long[] ticket = new long[threads];
+    final long[] fifo = {0, 0};
     final RLock[] locks = new RLock[threads];
+    final CountDownLatch[] stage = new CountDownLatch[threads];  // staged: t's first lock call
     for (int t = 0; t < threads; ++t) {
       wait[t] = new Samples();
       handoff[t] = new Samples();
-      locks[t] = lock("bench:handoff");
+      ticket[t] = noTicket;
+      locks[t] = kind.apply(name);
+      stage[t] = new CountDownLatch(1);
     }
-    final Measured w = runWorkers("handoff", seconds, probe, (me, end) -> {
-      final RLock lock = locks[me];
-      for (long n = 0; n < maxAcquisitionsPerThread; ++n) {
-        final long asked = System.nanoTime();
-        if (asked - end >= 0) {
-          break;
-        }
-        if (!locked(lock, cancelled, errors)) {
-          break;
-        }
-        final long acquired = System.nanoTime();
-        wait[me].add(acquired - asked);
-        final long from = unlockStarted.getAndSet(NO_UNLOCK);
-        if (from != NO_UNLOCK) {
-          handoff[me].add(acquired - from);
-        }
-        if (inside.getAndIncrement() != 0) {
-          overlaps.incrementAndGet();
-        }
-        if (lastHolder.getAndSet(me) == me) {
-          selfHandoffs.incrementAndGet();
-        }
-        final long mine;
-        m.lock();
+    final CountDownLatch ready = new CountDownLatch(threads);
+    final CountDownLatch go = new CountDownLatch(1);
+    List<Thread> workers = new ArrayList<>();
+    for (int t = 0; t < threads; ++t) {
+      final int me = t;
+      workers.add(start(o.scenario + "-" + me, () -> {
         try {
-          mine = ++generation[0];
-          heldByNewOwner.signalAll();
-        } finally {
-          m.unlock();
-        }
-
-        sleepAtLeast(hold);
-        inside.decrementAndGet();
-        unlockStarted.set(System.nanoTime());
-        unlocked(lock, errors);
-        // Wait for another thread to take it, so this thread cannot take its own lock back.
-        boolean taken = true;
-        m.lock();
-        try {
-          while (generation[0] == mine) {
-            long left = end - System.nanoTime();
-            if (left <= 0) {
-              taken = false;
+          fields[me] = client.getId() + ":" + Thread.currentThread().getId();
+          ready.countDown();
+          await(staged ? stage[me] : go);
+          final RLock lock = locks[me];
+          boolean first = true;  // this thread's first lock call (see above)
+          for (long n = 0; n < maxAcquisitionsPerThread; ++n) {
+            final boolean beforeWindow = first && staged;  // staged: no wait sample
+            final boolean unordered = first && !staged;  // all at once: no ticket
+            final long asked = System.nanoTime();
+            m.lock();
+            try {
+              if (!beforeWindow && asked - end.get() >= 0) {
+                break;
+              }
+              if (!unordered) {
+                ticket[me] = nextTicket[0]++;
+              }
+            } finally {
+              m.unlock();
+            }
+            if (!locked(lock, cancelled, errors)) {
+              m.lock();
+              try {
+                ticket[me] = noTicket;
+              } finally {
+                m.unlock();
+              }
               break;
             }
-            heldByNewOwner.awaitNanos(left);
+            final long acquired = System.nanoTime();
+            if (!beforeWindow) {
+              wait[me].add(acquired - asked);
+            }
+            final long from = unlockStarted.getAndSet(NO_UNLOCK);
+            if (from != NO_UNLOCK) {
+              handoff[me].add(acquired - from);
+            }
+            if (inside.getAndIncrement() != 0) {
+              overlaps.incrementAndGet();
+            }
+            if (lastHolder.getAndSet(me) == me) {
+              selfHandoffs.incrementAndGet();
+            }
+            final long mine;
+            m.lock();
+            try {
+              if (!unordered) {
+                ++fifo[0];
+                for (int u = 0; u < threads; ++u) {
+                  if (u != me && ticket[u] < ticket[me]) {  // u asked earlier and still waits
+                    ++fifo[1];
+                    break;
+                  }
+                }
+              }
+              ticket[me] = noTicket;
+              mine = ++generation[0];
+              heldByNewOwner.signalAll();
+            } finally {
+              m.unlock();
+            }
+            if (beforeWindow && me == 0) {  // the first holder holds until the window opens
+              firstHeld.set(true);
+              await(go);
+            }
+            first = false;
+
+            sleepAtLeast(hold);
+            inside.decrementAndGet();
+            unlockStarted.set(System.nanoTime());
+            unlocked(lock, errors);
+            // Wait for another thread to take it, so this thread cannot take its own lock back.
+            boolean taken = true;
+            m.lock();
+            try {
+              while (generation[0] == mine) {
+                long left = end.get() - System.nanoTime();
+                if (left <= 0) {
+                  taken = false;
+                  break;
+                }
+                heldByNewOwner.awaitNanos(left);
+              }
+            } catch (InterruptedException e) {
+              taken = false;
+              Thread.currentThread().interrupt();
+            } finally {
+              m.unlock();
+            }
+            if (!taken) {
+              break;
+            }
           }
-        } catch (InterruptedException e) {
-          taken = false;
-          Thread.currentThread().interrupt();
         } finally {
-          m.unlock();
+          finished.incrementAndGet();
         }
-        if (!taken) {
-          break;
+      }));
+    }
+    ready.await();
+
+    // Staged: build the queue one waiter at a time (see above).
+    String stagingError = null;
+    try {
+      final RList<String> queue =
+          client.getList("redisson_lock_queue:{" + name + "}", StringCodec.INSTANCE);
+      final long deadline = System.nanoTime() + seconds(10);
+      for (int t = 0; staged && t < threads && stagingError == null; ++t) {
+        stage[t].countDown();
+        while (true) {
+          boolean inPlace = t == 0 && firstHeld.get();
+          if (t > 0) {
+            List<String> q = queue.readAll();
+            inPlace = q.size() == t;
+            for (int i = 0; inPlace && i < q.size(); ++i) {
+              inPlace = q.get(i).equals(fields[i + 1]);
+            }
+          }
+          if (inPlace) {
+            break;
+          }
+          if (System.nanoTime() - deadline > 0) {
+            stagingError = "thread " + t + " was not queued in turn within 10 s";
+            break;
+          }
+          Thread.sleep(1);
         }
       }
-    });
+    } catch (RuntimeException e) {
+      stagingError = "queueing the waiters: " + e;
+    }
+    if (stagingError != null) {
+      end.set(System.nanoTime());
+      for (CountDownLatch s : stage) {
+        s.countDown();
+      }
+      go.countDown();
+      for (Thread w : workers) {
+        w.interrupt();
+      }
+      for (Thread w : workers) {
+        w.join();
+      }
+      throw new IllegalStateException(stagingError);
+    }
+
+    final Measured w = openWindow(seconds, probe, end, go, workers, finished);
     if (w == null) {
       return null;
     }
@@ -818,7 +1022,10 @@ public final class RedissonBench {
         .set("wait_p99_us", waits.percentileUs(0.99))
         .set("wait_max_us", waits.maxUs())
         .set("threads", (long) threads)
+        .set("clients", 1L)
         .set("handoffs", (long) handoffs.count())
+        .set("fifo_checked", fifo[0])
+        .set("out_of_order", fifo[1])
         .set("cancelled", cancelled.get())
         .set("errors", errors.get())
         .set("overlaps", overlaps.get())
@@ -826,7 +1033,6 @@ public final class RedissonBench {
     addCommon(r, w.window(), w.cpu(), w.server(), acquisitions);
     return r;
   }
-
   // ------------------------------------------------------------------------------------------
   // The read-write lock (RReadWriteLock), every worker thread an owner, as in bench/read_write.cpp.
   // rw-read: T threads take and release the read side of one lock, empty critical section.
@@ -1086,7 +1292,8 @@ public final class RedissonBench {
         + " script_cache=" + (c.isUseScriptCache() ? "on" : "off")
         + " protocol=" + c.getProtocol()
         + " timeout=" + base.getTimeout() + "ms"
-        + " watchdog=" + c.getLockWatchdogTimeout() + "ms" + cluster;
+        + " watchdog=" + c.getLockWatchdogTimeout() + "ms"
+        + " fair_lock_wait=" + c.getFairLockWaitTimeout() + "ms" + cluster;
   }
 
   static Options parse(String[] argv) {
@@ -1118,10 +1325,11 @@ public final class RedissonBench {
     }
     if (o.scenario == null
         || !List.of("uncontended", "n-locks", "one-lock", "handoff", "rw-read", "rw-mixed",
-            "cluster-n-locks").contains(o.scenario)) {
+            "cluster-n-locks", "fair-handoff", "fenced-uncontended").contains(o.scenario)) {
       throw new UsageException("many-held".equals(o.scenario)
           ? "many-held is relock's own scenario; the Redisson peer runs uncontended, n-locks,"
-              + " one-lock, handoff, rw-read and rw-mixed"
+              + " one-lock, handoff, rw-read, rw-mixed, cluster-n-locks, fair-handoff and"
+              + " fenced-uncontended"
           : "unknown scenario '" + o.scenario + "'");
     }
     if (!(o.seconds > 0 && o.seconds <= 600) || o.threads < 1 || o.threads > 256 || o.locks < 1
@@ -1164,6 +1372,8 @@ public final class RedissonBench {
         case "handoff" -> bench::handoff;
         case "rw-read" -> bench::rwRead;
         case "rw-mixed" -> bench::rwMixed;
+        case "fair-handoff" -> bench::fairHandoff;
+        case "fenced-uncontended" -> bench::fencedUncontended;
         default -> throw new IllegalStateException(o.scenario);
       };
       try (Probe probe = new Probe(o.url)) {
