@@ -12,6 +12,9 @@
 // is the same holder however often it re-enters; fence() stays put while it holds. Tokens are
 // per Redis shard: compare tokens of one lock name only.
 //
+// Tokens increase but may skip: an acquire whose reply was lost (then released by relock) or
+// that was given back at shutdown took a token nobody was handed.
+//
 // The lease is honoured by every overload (Redisson's lockAndGetToken(lease, unit) ignores it).
 // A plain reentrant lock (client::lock) on the same name excludes and is excluded, but does not
 // advance the counter.
@@ -42,7 +45,8 @@ class RELOCK_API FencedLock : public Lock {
   // The counter's current value: the last token handed out (0 before the first).
   std::int64_t token() const;
   // The token of the outermost acquisition of the calling thread's (or `o`'s) current hold, as
-  // this client took it; nullopt when this client records no such hold.
+  // this client took it; nullopt when this client records no such hold, or when the hold began
+  // through another kind of lock on the name (a plain lock, which hands out no token).
   std::optional<std::int64_t> fence() const;
   std::optional<std::int64_t> fence(owner o) const;
 
@@ -84,6 +88,7 @@ class RELOCK_API FencedLock : public Lock {
  private:
   static std::int64_t token_of(const detail::acquire_result& r);
   std::optional<std::int64_t> acquire_token(lock_options options, bool empty_wait_is_forever);
+  std::int64_t waited_token(lock_options options);
 };
 
 }  // namespace relock

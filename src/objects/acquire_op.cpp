@@ -109,6 +109,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     switch (read.result) {
       case acquire_reply::outcome::acquired:
         token_ = std::move(read.token);
+        holds_ = read.holds;
         return act(fsm_.acquired());
       case acquire_reply::outcome::refused:
         return act(fsm_.refused(read.holder_ttl, now));
@@ -197,10 +198,10 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     const bool acquired = a.why == ending::acquired;
     if (acquired) {
       // Recorded before the caller hears of it, so the watchdog never misses a renewal.
-      core_->watchdog().held(request_.key, request_.field, request_.owner, request_.lease,
-                             request_.watchdog ? &request_.kind->renew : nullptr,
-                             std::move(request_.on_lost),
-                             request_.listen_for_loss ? request_.channel : std::string(), token_);
+      core_->watchdog().held(
+          request_.key, request_.field, request_.owner, request_.lease,
+          request_.watchdog ? &request_.kind->renew : nullptr, std::move(request_.on_lost),
+          request_.listen_for_loss ? request_.channel : std::string(), token_, holds_);
     }
     if (tracked_) core_->untrack(*this);
     tracked_ = false;
@@ -240,6 +241,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   bool tracked_ = false;
   std::string last_detail_;  // the server's or the connection's words on the last failed try
   std::string token_;        // what the acquiring reply handed out (a kind with tokens)
+  std::int64_t holds_ = 0;   // the owner's holds after it, when the kind's reply says
   std::optional<std::stop_callback<std::function<void()>>> stop_callback_;
 };
 

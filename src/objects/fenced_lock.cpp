@@ -32,12 +32,19 @@ std::optional<std::int64_t> FencedLock::acquire_token(lock_options options,
   return token_of(r);
 }
 
-std::int64_t FencedLock::lock_and_get_token() { return *acquire_token({}, true); }
+// A wait for ever ends acquired or with an error; not acquired would be a bug, said as such.
+std::int64_t FencedLock::lock_and_get_token() { return waited_token({}); }
 
 std::int64_t FencedLock::lock_and_get_token(std::chrono::milliseconds lease) {
   lock_options o;
   o.lease = detail::to_millis(lease, "lease");
-  return *acquire_token(std::move(o), true);
+  return waited_token(std::move(o));
+}
+
+std::int64_t FencedLock::waited_token(lock_options options) {
+  auto token = acquire_token(std::move(options), true);
+  if (!token) throw error(errc::timeout, "fenced lock '" + name() + "': not acquired");
+  return *token;
 }
 
 std::optional<std::int64_t> FencedLock::try_lock_and_get_token() {

@@ -18,18 +18,24 @@ script_call acquire_call(const acquire_context& c) {
           {std::to_string(c.lease.count()), std::string(c.owner)}};
 }
 
-// {-1, token}: acquired. {PTTL, -1}: refused (a PTTL of -1 is a holder without TTL: the token,
-// always positive, tells the two apart).
+// {-1, token, holds}: acquired. {PTTL, -1}: refused (a PTTL of -1 is a holder without TTL: the
+// token, always positive, tells the two apart). Any other reply is an error.
 acquire_reply read_acquire(const resp::reply& r) {
   using outcome = acquire_reply::outcome;
-  if (!r.is_array() || r.elements.size() != 2 || !r.elements[0].is_integer() ||
-      !r.elements[1].is_integer()) {
-    return read_lock_reply(r);  // an error reply, or none a fenced script gives
+  if (r.is_error()) return read_lock_reply(r);
+  const auto integer_at = [&r](std::size_t i) {
+    return r.elements.size() > i && r.elements[i].is_integer();
+  };
+  if (!r.is_array() || !integer_at(0) || !integer_at(1)) {
+    return {.result = outcome::failed, .ec = errc::server_error};
   }
   const std::int64_t first = r.elements[0].integer, token = r.elements[1].integer;
-  if (first == -1 && token > 0)
-    return {.result = outcome::acquired, .token = std::to_string(token)};
-  return {.result = outcome::refused, .holder_ttl = std::chrono::milliseconds(first)};
+  if (first != -1 || token <= 0) {
+    return {.result = outcome::refused, .holder_ttl = std::chrono::milliseconds(first)};
+  }
+  return {.result = outcome::acquired,
+          .token = std::to_string(token),
+          .holds = integer_at(2) ? r.elements[2].integer : 0};
 }
 
 }  // namespace

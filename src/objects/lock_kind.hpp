@@ -99,6 +99,9 @@ struct acquire_reply {
   enum class outcome { acquired, refused, failed } result = outcome::failed;
   std::chrono::milliseconds holder_ttl{-1};  // refused: the holder's remaining TTL; -1 none
   std::string token{};                       // acquired: the kind's token (fencing, permit id)
+  // Acquired: the owner's holds after it, when the script says (0: it does not). 1 means the
+  // hold is new whatever this client remembers (an old fixed-lease hold of the owner expired).
+  std::int64_t holds = 0;
   std::error_code ec{};  // failed: the kind's own refusal; empty keeps the server's error
 };
 

@@ -8,10 +8,11 @@ hold_table::hold& hold_table::held(const std::string& key, const std::string& fi
                                    std::string owner, std::chrono::milliseconds lease,
                                    const renewer* renew,
                                    std::function<void(std::error_code)> on_lost, time_point now,
-                                   std::string_view token) {
+                                   std::string_view token, std::int64_t holds) {
   hold_key id{key, field};
   lost_.erase(id);
   hold& h = holds_[id];
+  if (holds == 1) h.count = 0;  // the server says it is new
   if (h.count == 0) {
     h.generation = next_generation_++;
     h.first_token = token;

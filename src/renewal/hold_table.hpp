@@ -86,11 +86,12 @@ class hold_table {
   std::function<void(hold&)> on_drop;
 
   // One more re-entry (the first takes the hold afresh, and keeps its `token`). The acquire ran
-  // before `now`.
+  // before `now`. `holds`, when the server said (else 0), is the owner's count after it: 1 takes
+  // the hold afresh whatever the table remembers (a fixed-lease hold that expired unseen).
   hold& held(const std::string& key, const std::string& field, std::string owner,
              std::chrono::milliseconds lease, const renewer* renew,
              std::function<void(std::error_code)> on_lost, time_point now,
-             std::string_view token = {});
+             std::string_view token = {}, std::int64_t holds = 0);
   // Before a release goes out: one re-entry fewer, the hold forgotten at zero. An unknown hold
   // plans `unknown_lease` to restore.
   release_plan releasing(const std::string& key, const std::string& field,

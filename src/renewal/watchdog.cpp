@@ -21,9 +21,9 @@ void watchdog::log(log_level level, const std::string& text) const {
 void watchdog::held(const std::string& key, const std::string& field, std::string owner,
                     std::chrono::milliseconds lease, const renewer* renew,
                     std::function<void(std::error_code)> on_lost, const std::string& listen_on,
-                    std::string_view token) {
+                    std::string_view token, std::int64_t holds) {
   auto& h = table_.held(key, field, std::move(owner), lease, renew, std::move(on_lost),
-                        std::chrono::steady_clock::now(), token);
+                        std::chrono::steady_clock::now(), token, holds);
   if (!listen_on.empty() && !h.listener) {
     const hold_table::hold_key id{key, field};
     const std::uint64_t generation = h.generation;

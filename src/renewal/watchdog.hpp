@@ -53,7 +53,7 @@ class watchdog {
   void held(const std::string& key, const std::string& field, std::string owner,
             std::chrono::milliseconds lease, const renewer* renew,
             std::function<void(std::error_code)> on_lost, const std::string& listen_on = {},
-            std::string_view token = {});
+            std::string_view token = {}, std::int64_t holds = 0);
 
   // Call before sending a release: counts one hold down, and forgets the hold at zero.
   release_plan releasing(const std::string& key, const std::string& field) {

@@ -1,7 +1,8 @@
 -- Fenced acquire (data-layout §5): the reentrant acquire, and every acquisition (re-entries
 -- too) takes the next fencing token.
 -- KEYS[1] lock hash, KEYS[2] token counter; ARGV[1] lease ms, ARGV[2] owner field.
--- {-1, token}: acquired. {PTTL, -1}: refused (the holder's PTTL, -1 when it has none).
+-- {-1, token, holds}: acquired (holds: the owner's count after it; Redisson's own script returns
+-- the first two). {PTTL, -1}: refused (the holder's PTTL, -1 when it has none).
 -- WRONGTYPE: the counter is not a non-negative integer, nothing changed.
 local free = redis.call('exists', KEYS[1]) == 0
 if free or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
@@ -14,8 +15,8 @@ if free or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
                              ', not a fencing token; nothing was changed')
   end
   local token = redis.call('incr', KEYS[2])
-  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1)
   redis.call('pexpire', KEYS[1], ARGV[1])
-  return {-1, token}
+  return {-1, token, holds}
 end
 return {redis.call('pttl', KEYS[1]), -1}

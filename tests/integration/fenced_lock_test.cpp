@@ -93,7 +93,9 @@ TEST(fenced_lock, every_overload_honours_its_lease) {
   };
   EXPECT_EQ(lock.lock_and_get_token(lease), 1);
   expect_leased("lock_and_get_token(lease)");
+  // The same thread again: its old hold expired unseen, so this one is new, and so is its fence.
   EXPECT_EQ(lock.try_lock_and_get_token(1s, lease), 2);
+  EXPECT_EQ(lock.fence(), 2);
   expect_leased("try_lock_and_get_token(wait, lease)");
   relock::lock_options o;
   o.lease = lease;
