@@ -30,8 +30,9 @@ void check_settings(const config& s) {
   positive(s.fair_lock_wait_timeout, "fair_lock_wait_timeout");
   positive(s.fair_lock_unheard_head_timeout, "fair_lock_unheard_head_timeout");
   positive(s.spin_backoff.initial, "spin_backoff.initial");
-  if (s.spin_backoff.max < s.spin_backoff.initial) {
-    throw error(errc::invalid_argument, "spin_backoff.max must be >= spin_backoff.initial");
+  if (s.spin_backoff.max < s.spin_backoff.initial || s.spin_backoff.max > std::chrono::hours(1)) {
+    throw error(errc::invalid_argument,
+                "spin_backoff.max must be >= spin_backoff.initial and at most an hour");
   }
   if (s.renewal_batch == 0) throw error(errc::invalid_argument, "renewal_batch must be > 0");
   if (s.busy_poll.count() < 0 || s.busy_poll > std::chrono::milliseconds(10)) {

@@ -28,7 +28,8 @@ enum class publish_mode {
 // How a spin lock's waiter (client::spin_lock) paces its tries: it sleeps `initial` after the
 // first refusal, doubling after each one up to `max`, plus a random jitter of up to half the
 // delay so spinners that started together drift apart; never past the holder's remaining lease
-// or the caller's deadline. Redisson's defaults: exponential 1 ms to 128 ms; constant 64 ms.
+// or the caller's deadline, where it looks once more. `max` is at most an hour. Redisson's
+// defaults: exponential 1 ms to 128 ms; constant 64 ms.
 struct backoff {
   std::chrono::milliseconds initial{1};
   std::chrono::milliseconds max{128};

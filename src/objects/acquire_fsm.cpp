@@ -126,6 +126,12 @@ acquire_fsm::action acquire_fsm::timer(time_point now) {
   if (phase_ != phase::sleeping) return {};
   if (cancel_requested_) return finish(ending::cancelled, errc::cancelled);
   if (deadline_passed(now)) {
+    // A waiter by backoff hears of no release: its last sleep was cut short by the deadline, so
+    // it looks once more (as Redisson's spin lock does). Its refusal then ends the wait.
+    if (backoff_ && !outage_ && !looked_at_deadline_) {
+      looked_at_deadline_ = true;
+      return try_now();
+    }
     // A wait that ends while Redis is still away says so, not "not acquired".
     return outage_ ? finish(ending::outage, errc::connection) : finish(ending::not_acquired);
   }

@@ -120,7 +120,8 @@ class acquire_fsm {
   bool queued_ = false;
   bool cancel_requested_ = false;
   bool shutting_down_ = false;
-  bool outage_ = false;  // the last try failed for want of Redis
+  bool outage_ = false;              // the last try failed for want of Redis
+  bool looked_at_deadline_ = false;  // backoff: the last try, made at the deadline
 };
 
 }  // namespace relock::detail

@@ -103,4 +103,24 @@ TEST(spin_lock, a_constant_backoff_is_a_setting_and_a_bad_one_is_refused) {
   EXPECT_EQ(error_of([&] { relock::client bad(settings); }), errc::invalid_argument);
   settings.spin_backoff = relock::backoff::constant(0ms);
   EXPECT_EQ(error_of([&] { relock::client bad(settings); }), errc::invalid_argument);
+  settings.spin_backoff = relock::backoff::exponential(1ms, std::chrono::milliseconds::max());
+  EXPECT_EQ(error_of([&] { relock::client bad(settings); }), errc::invalid_argument);
+}
+
+// The last sleep is cut short by the deadline; a release during it is seen by one last look.
+TEST(spin_lock, a_release_during_the_last_sleep_is_seen_at_the_deadline) {
+  redis_server server;
+  auto settings = settings_for(server);
+  settings.spin_backoff = relock::backoff::constant(1s);
+  relock::client client(settings);
+  auto spin = client.spin_lock("spin");
+  spin.lock();
+  auto waiter = std::async(std::launch::async, [&] {
+    const bool got = spin.try_lock(1500ms);  // tries at 0, then sleeps 1 s to 1.5 s: the deadline
+    if (got) spin.unlock();
+    return got;
+  });
+  std::this_thread::sleep_for(1200ms);  // into the last sleep
+  spin.unlock();
+  EXPECT_TRUE(waiter.get());
 }

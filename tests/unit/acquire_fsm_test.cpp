@@ -214,7 +214,9 @@ TEST(acquire_fsm, a_kind_that_waits_by_backoff_never_subscribes_and_backs_off_to
   EXPECT_EQ(fsm.refused(0ms, now).what, step::send_try);
   a = fsm.refused(5s, t0 + 10s - 5ms);
   EXPECT_EQ(*a.until, t0 + 10s);
-  a = fsm.timer(t0 + 10s);
+  // Cut short by the deadline: one last look, whose refusal ends the wait.
+  EXPECT_EQ(fsm.timer(t0 + 10s).what, step::send_try);
+  a = fsm.refused(5s, t0 + 10s + 1ms);
   EXPECT_EQ(a.what, step::finish);
   EXPECT_EQ(a.why, ending::not_acquired);
 }
