@@ -49,6 +49,10 @@ constexpr std::size_t keys_per_del = 128;
 
 }  // namespace
 
+bool client_core::publish_counts_listeners() const {
+  return !executor_->cluster() || publish_command_ == "SPUBLISH";
+}
+
 client_core::client_core(config settings)
     : settings_(std::move(settings)), id_(objects::random_uuid()), work_(io_.get_executor()) {
   check_settings(settings_);

@@ -97,6 +97,9 @@ class client_core {
   exec::key_sweeper& sweeper() { return *sweeper_; }
   // PUBLISH or SPUBLISH, for the scripts (data-layout §1).
   const std::string& publish_command() const { return publish_command_; }
+  // Whether a script's publish counts every listener of the channel: not with classic pub/sub
+  // in a Cluster, where PUBLISH counts only the node's own (data-layout §3, unheard heads).
+  bool publish_counts_listeners() const;
   // The key of a user-visible name, through config::name_mapper.
   std::string key_of(std::string_view name) const;
 

@@ -69,7 +69,9 @@ struct lock_options {
   // While held, also listen on the lock's channel and check the hold on every message there: a
   // hold taken away (force_unlock, by any client, Java's too) reaches on_lost within a round
   // trip, not at the next renewal (up to a third of the lease later). Costs one subscription
-  // per held lock; the relock CLI's `run` uses it.
+  // per held lock; the relock CLI's `run` uses it. Not for a spin lock, whose force unlock
+  // publishes nothing (relock's nor Redisson's), nor for Redisson's force unlock of a fair lock,
+  // which tells only the head waiter: those reach on_lost at the next renewal.
   bool listen_for_loss = false;
 };
 

@@ -81,7 +81,10 @@ acquire_fsm::action acquire_fsm::refused(duration holder_ttl, time_point now) {
     phase_ = phase::subscribing;
     return {.what = step::subscribe, .until = deadline_};
   }
-  return sleep_for(holder_ttl.count() > 0 ? holder_ttl : no_ttl_recheck, now);
+  duration d = holder_ttl.count() > 0 ? holder_ttl : no_ttl_recheck;
+  // Without messages a wait looks again every no_ttl_recheck: nothing would tell it otherwise.
+  if (!listening_) d = std::min(d, no_ttl_recheck);
+  return sleep_for(d, now);
 }
 
 acquire_fsm::action acquire_fsm::failed(std::error_code ec, bool outage, time_point now) {
@@ -108,8 +111,9 @@ acquire_fsm::action acquire_fsm::failed(std::error_code ec, bool outage, time_po
   return a;
 }
 
-acquire_fsm::action acquire_fsm::subscribed() {
+acquire_fsm::action acquire_fsm::subscribed(bool listening) {
   if (phase_ != phase::subscribing) return {};
+  listening_ = listening;
   return try_now();
 }
 

@@ -88,8 +88,9 @@ class acquire_fsm {
   action acquired();
   action refused(duration holder_ttl, time_point now);
   action failed(std::error_code ec, bool outage, time_point now);
-  // The subscription is confirmed (or could not be: the wait goes on without messages).
-  action subscribed();
+  // The subscription is confirmed (`listening`), or could not be: the wait goes on without
+  // messages, looking again at least every no_ttl_recheck.
+  action subscribed(bool listening = true);
   // A message (or a permit) says something changed.
   action woken();
   // The timer armed for the last subscribe or sleep fired.
@@ -122,6 +123,7 @@ class acquire_fsm {
   bool shutting_down_ = false;
   bool outage_ = false;              // the last try failed for want of Redis
   bool looked_at_deadline_ = false;  // backoff: the last try, made at the deadline
+  bool listening_ = true;            // the subscription was confirmed
 };
 
 }  // namespace relock::detail

@@ -15,9 +15,9 @@ std::int64_t wall_clock_ms() {
       .count();
 }
 
-queue_timing queue_timing_of(const config& settings) {
+queue_timing queue_timing_of(const config& settings, bool heads_counted) {
   return {wall_clock_ms(), settings.fair_lock_wait_timeout,
-          settings.fair_lock_unheard_head_timeout};
+          heads_counted ? settings.fair_lock_unheard_head_timeout : std::chrono::milliseconds(0)};
 }
 
 acquire_reply read_lock_reply(const resp::reply& r) {

@@ -91,8 +91,9 @@ struct give_up_context {
 
 // The wall clock in Unix milliseconds.
 std::int64_t wall_clock_ms();
-// Now, with the client's settings.
-queue_timing queue_timing_of(const config& settings);
+// Now, with the client's settings; `heads_counted`: whether a publish counts every listener
+// (else an unheard head cannot be told from a head listening elsewhere: its timeout is off).
+queue_timing queue_timing_of(const config& settings, bool heads_counted);
 
 // An acquire reply, read by the kind.
 struct acquire_reply {

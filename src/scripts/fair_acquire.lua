@@ -14,12 +14,17 @@ if not data then
 end
 local lease, owner = ARGV[1], ARGV[2]
 local queue_timeout, now = tonumber(ARGV[3]), tonumber(ARGV[4])
-drop_the_dead(data, now)
+drop_the_dead(data, now, owner)
 
 if data.free and (not data.queue[1] or data.queue[1] == owner) then
   if data.queue[1] then
     leave_queue(data, owner, queue_timeout)
     drop_the_dead(data, now)  -- the new head may be one that was queued without a deadline
+    -- The new head's turn starts now: it has the lease and a queue timeout from here, whatever
+    -- its deadline was (it may have been brought close while it was not heard).
+    if data.queue[1] then
+      keep_alive(data, data.queue[1], now + tonumber(lease) + queue_timeout, queue_timeout)
+    end
   end
   redis.call('hset', KEYS[1], owner, 1)
   redis.call('pexpire', KEYS[1], lease)
@@ -41,7 +46,7 @@ if position_of(data, owner) then
 elseif ARGV[5] == 'wait' then
   -- At the tail, a queue timeout after the waiter before it (or after the holder's lease).
   local last = data.queue[#data.queue]
-  local after = last and data.deadline[last] or now + holder_left
+  local after = math.max(last and data.deadline[last] or 0, now + holder_left)
   redis.call('zadd', KEYS[3], after + queue_timeout, owner)
   redis.call('rpush', KEYS[2], owner)
   data.queue[#data.queue + 1] = owner
@@ -52,7 +57,7 @@ local head = data.queue[1]
 if data.free and head and head ~= owner then
   -- Free, yet somebody else's turn: the head may have missed its message, or be dead. Tell it;
   -- nobody listening brings its deadline close.
-  tell_head(data, KEYS[4], '0', ARGV[8], now, tonumber(ARGV[7]))
+  tell_head(data, KEYS[4], '0', ARGV[8], now, tonumber(ARGV[7]), owner)
 end
 local wait = ttl
 if head and head ~= owner then

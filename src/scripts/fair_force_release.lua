@@ -10,6 +10,7 @@ if not data then
 end
 if data.free then
   drop_the_dead(data, tonumber(ARGV[2]))
+  tell_head(data, KEYS[4], ARGV[1], ARGV[3], tonumber(ARGV[2]), tonumber(ARGV[4]))
   return 0
 end
 local fields = redis.call('hgetall', KEYS[1])

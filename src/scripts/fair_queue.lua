@@ -64,7 +64,8 @@ end
 
 -- Deadlines of owners with no place in the queue go; then heads whose deadline has passed (or
 -- who have none) go, one by one, until a live one heads the queue. Other deadlines stay.
-local function drop_the_dead(data, now)
+-- `alive` (optional) is the owner running this script: trying, so never taken for dead.
+local function drop_the_dead(data, now, alive)
   local places = {}
   for _, waiter in ipairs(data.queue) do
     places[waiter] = (places[waiter] or 0) + 1
@@ -79,7 +80,7 @@ local function drop_the_dead(data, now)
   while dead < #data.queue do
     local head = data.queue[dead + 1]
     local d = data.deadline[head]
-    if d and d > now then
+    if (d and d > now) or head == alive then
       break
     end
     dead = dead + 1
@@ -165,23 +166,40 @@ local function keep_alive(data, owner, floor, queue_timeout)
   write_deadlines(data, raised)
 end
 
+local function publish_to(channel, message, publish)
+  local heard = 0
+  for command in string.gmatch(publish, '[^+]+') do
+    heard = heard + redis.call(command, channel, message)
+  end
+  return heard
+end
+
 -- The head waiter alone is told, on its own channel: `<channel>:<owner>`. A head nobody hears
--- for (it died, or lost its pub/sub connection) has `unheard_timeout` ms to try again before it
--- counts as dead: its deadline comes that close, so a queue a crash left behind clears in that
--- much per dead waiter instead of the whole wait timeout. (In a Cluster, classic PUBLISH counts
--- only the node's own listeners: a waiter listening elsewhere still hears, and tries at once.)
-local function tell_head(data, channel, message, publish, now, unheard_timeout)
+-- (it died, or lost its pub/sub connection) has `unheard_timeout` ms to try again before it
+-- counts as dead: its deadline comes that close (by the later of the caller's clock and the
+-- server's, so neither a slow clock nor a resent call writes one already past), and the waiter
+-- behind it is told too, to look again by then. So a queue a crash left behind clears in that
+-- much per dead waiter instead of the whole wait timeout. 0 turns this off (relock sends 0 with
+-- classic pub/sub in a Cluster, where PUBLISH counts only the node's own listeners). `caller`
+-- (optional), the waiter running this script, is never told: it is awake.
+local function tell_head(data, channel, message, publish, now, unheard_timeout, caller)
   local head = data.queue[1]
   if not head then
     return
   end
-  local heard = 0
-  for command in string.gmatch(publish, '[^+]+') do
-    heard = heard + redis.call(command, channel .. ':' .. head, message)
+  local heard = publish_to(channel .. ':' .. head, message, publish)
+  if heard > 0 or unheard_timeout <= 0 then
+    return
   end
-  local cap = now + unheard_timeout
-  if heard == 0 and unheard_timeout > 0 and data.deadline[head] and data.deadline[head] > cap then
+  local server = redis.call('time')
+  local cap = math.max(now, tonumber(server[1]) * 1000 + math.floor(tonumber(server[2]) / 1000)) +
+                  unheard_timeout
+  if data.deadline[head] and data.deadline[head] > cap then
     write_deadlines(data, {[head] = cap})
+  end
+  local next_in_line = data.queue[2]
+  if next_in_line and next_in_line ~= head and next_in_line ~= caller then
+    publish_to(channel .. ':' .. next_in_line, message, publish)
   end
 end
 

@@ -38,8 +38,9 @@ struct env {
   raw_client raw = raw_client::to(server);
   relock::exec::executor& ex = relock::detail::core_of(client)->executor();
   std::int64_t now = detail::wall_clock_ms();
-  // The scripts' clock and timeouts; no head is ever given less time for not listening here.
-  detail::queue_timing timing() const { return {now, queue_timeout, {}}; }
+  // The scripts' clock and timeouts; a head told while nobody listens gets `unheard` (0: off).
+  std::chrono::milliseconds unheard{0};
+  detail::queue_timing timing() const { return {now, queue_timeout, unheard}; }
 
   result acquire(const std::string& owner, bool waiting = true, std::int64_t lease = 30'000) {
     auto c = kind.acquire_call(detail::acquire_context{
@@ -110,7 +111,7 @@ TEST(fair_scripts, a_give_up_resent_under_its_latch_moves_nobody_twice) {
   EXPECT_EQ(e.deadlines(), after);
 }
 
-TEST(fair_scripts, the_queue_moves_up_one_timeout_when_its_head_takes_the_lock) {
+TEST(fair_scripts, the_queue_moves_up_when_its_head_takes_the_lock) {
   env e;
   ASSERT_TRUE(e.acquire("holder:1").value.is_nil());
   ASSERT_TRUE(e.acquire("a:1").value.is_integer());
@@ -122,7 +123,37 @@ TEST(fair_scripts, the_queue_moves_up_one_timeout_when_its_head_takes_the_lock) 
   EXPECT_EQ(e.release("holder:1").value.integer, 1);
   ASSERT_TRUE(e.acquire("a:1").value.is_nil());
   EXPECT_EQ(e.queue(), std::vector<std::string>{"b:1"});
-  EXPECT_EQ(e.deadlines().at("b:1"), before.at("b:1") - queue_timeout.count());
+  // Redisson moves it up one queue timeout; relock also starts the new head's turn afresh:
+  // the new holder's lease and a queue timeout from now, whichever is later.
+  EXPECT_EQ(e.deadlines().at("b:1"),
+            std::max(before.at("b:1") - queue_timeout.count(),
+                     e.now + 30'000 + queue_timeout.count()));
+}
+
+// A head told while nobody listened has its deadline brought close; that short deadline must not
+// pass to the live waiters queued behind it (they are placed after it, and move up when it
+// takes the lock): when the head takes its turn, the next one's turn starts afresh.
+TEST(fair_scripts, an_unheard_heads_short_deadline_does_not_pass_to_those_behind) {
+  env e;
+  e.unheard = 5s;
+  ASSERT_TRUE(e.acquire("holder:1").value.is_nil());
+  ASSERT_TRUE(e.acquire("head:1").value.is_integer());
+  const auto t0 = e.now;
+  EXPECT_EQ(e.release("holder:1").value.integer, 1);  // nobody listens on head:1's channel
+  EXPECT_LE(e.deadlines().at("head:1"), detail::wall_clock_ms() + 5'000);
+  e.now = t0 + 1'100;
+  ASSERT_TRUE(e.acquire("n:1").value.is_integer());
+  ASSERT_TRUE(e.acquire("m:1").value.is_integer());
+  e.now = t0 + 1'500;
+  ASSERT_TRUE(e.acquire("head:1").value.is_nil());  // it was alive after all: its turn
+  EXPECT_GE(e.deadlines().at("n:1"), e.now + 30'000 + queue_timeout.count());
+  e.now = t0 + 6'010;  // past the first head's short deadline: n:1 looks again
+  EXPECT_TRUE(e.acquire("n:1").value.is_integer());
+  EXPECT_EQ(e.queue(), (std::vector<std::string>{"n:1", "m:1"})) << "n:1 lost its place";
+  // A waiter that tries is alive: even past its own deadline it keeps its place.
+  e.now += 10 * queue_timeout.count();
+  EXPECT_TRUE(e.acquire("n:1").value.is_integer());
+  EXPECT_EQ(e.queue().front(), "n:1");
 }
 
 TEST(fair_scripts, half_written_queues_never_fail_a_script_nor_stop_the_queue) {

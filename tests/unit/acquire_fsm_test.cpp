@@ -255,3 +255,13 @@ TEST(acquire_fsm, a_wait_that_ends_without_the_hold_after_a_try_gives_up) {
   EXPECT_TRUE(a.give_back);
   EXPECT_FALSE(a.give_up);
 }
+
+TEST(acquire_fsm, a_wait_without_its_subscription_looks_again_every_recheck) {
+  acquire_fsm fsm(true, std::nullopt);
+  fsm.start();
+  EXPECT_EQ(fsm.refused(30s, t0).what, step::subscribe);
+  EXPECT_EQ(fsm.subscribed(/*listening=*/false).what, step::send_try);
+  auto a = fsm.refused(30s, t0);
+  ASSERT_EQ(a.what, step::sleep);
+  EXPECT_EQ(*a.until, t0 + acquire_fsm::no_ttl_recheck) << "not the holder's 30 s";
+}
