@@ -38,20 +38,15 @@ acquire_reply read_acquire(const resp::reply& r) {
           .holds = integer_at(2) ? r.elements[2].integer : 0};
 }
 
+lock_kind fenced() {
+  lock_kind k = plain_lock::table("fenced lock", acquire);
+  k.acquire_call = acquire_call;
+  k.read_acquire = read_acquire;
+  return k;
+}
+
 }  // namespace
 
-const lock_kind fenced_lock_kind{.what = "fenced lock",
-                                 .acquire = acquire,
-                                 .release = plain_lock::release,
-                                 .force_release = plain_lock::force_release,
-                                 .renew = {plain_lock::renew, plain_lock::renew_hold},
-                                 .field = plain_lock::field,
-                                 .channel = plain_lock::channel,
-                                 .waiter_channel = plain_lock::waiter_channel,
-                                 .acquire_call = acquire_call,
-                                 .read_acquire = read_acquire,
-                                 .release_call = plain_lock::release_call,
-                                 .force_release_call = plain_lock::force_release_call,
-                                 .wakes = lock_message_wakes};
+const lock_kind fenced_lock_kind = fenced();
 
 }  // namespace relock::detail

@@ -72,31 +72,29 @@ void renew_hold(std::string_view key, std::string_view owner, std::int64_t,
   args.emplace_back(owner);
 }
 
-}  // namespace plain_lock
-
-namespace {
-
-const exec::script acquire_once{"lock_acquire_once", scripts::lock_acquire_once};
-
-lock_kind with_acquire(const exec::script& script) {
-  return {.what = "lock",
-          .acquire = script,
-          .release = plain_lock::release,
-          .force_release = plain_lock::force_release,
-          .renew = {plain_lock::renew, plain_lock::renew_hold},
-          .field = plain_lock::field,
-          .channel = plain_lock::channel,
-          .waiter_channel = plain_lock::waiter_channel,
-          .acquire_call = plain_lock::acquire_call,
+lock_kind table(const char* what, const exec::script& acquire) {
+  return {.what = what,
+          .acquire = acquire,
+          .release = release,
+          .force_release = force_release,
+          .renew = {renew, renew_hold},
+          .field = field,
+          .channel = channel,
+          .waiter_channel = waiter_channel,
+          .acquire_call = acquire_call,
           .read_acquire = read_lock_reply,
-          .release_call = plain_lock::release_call,
-          .force_release_call = plain_lock::force_release_call,
+          .release_call = release_call,
+          .force_release_call = force_release_call,
           .wakes = lock_message_wakes};
 }
 
+}  // namespace plain_lock
+
+namespace {
+const exec::script acquire_once{"lock_acquire_once", scripts::lock_acquire_once};
 }  // namespace
 
-const lock_kind reentrant_lock_kind = with_acquire(plain_lock::acquire);
-const lock_kind non_reentrant_lock_kind = with_acquire(acquire_once);
+const lock_kind reentrant_lock_kind = plain_lock::table("lock", plain_lock::acquire);
+const lock_kind non_reentrant_lock_kind = plain_lock::table("lock", acquire_once);
 
 }  // namespace relock::detail

@@ -150,6 +150,9 @@ script_call release_call(const release_context& c);
 script_call force_release_call(const force_release_context& c);
 void renew_hold(std::string_view key, std::string_view owner, std::int64_t holds,
                 std::vector<std::string>& keys, std::vector<std::string>& args);
+// A table on this data with `acquire` (called as acquire_call builds it): a kind built on the
+// reentrant lock's data starts from it and changes what differs.
+lock_kind table(const char* what, const exec::script& acquire);
 }  // namespace plain_lock
 
 extern const lock_kind reentrant_lock_kind;

@@ -19,21 +19,16 @@ script_call force_release_call(const force_release_context& c) {
   return plain_lock::force_release_call(silent);
 }
 
+lock_kind spin() {
+  lock_kind k = plain_lock::table("spin lock", plain_lock::acquire);
+  k.release_call = release_call;
+  k.force_release_call = force_release_call;
+  k.spins = true;
+  return k;
+}
+
 }  // namespace
 
-const lock_kind spin_lock_kind{.what = "spin lock",
-                               .acquire = plain_lock::acquire,
-                               .release = plain_lock::release,
-                               .force_release = plain_lock::force_release,
-                               .renew = {plain_lock::renew, plain_lock::renew_hold},
-                               .field = plain_lock::field,
-                               .channel = plain_lock::channel,
-                               .waiter_channel = plain_lock::waiter_channel,
-                               .acquire_call = plain_lock::acquire_call,
-                               .read_acquire = read_lock_reply,
-                               .release_call = release_call,
-                               .force_release_call = force_release_call,
-                               .wakes = lock_message_wakes,
-                               .spins = true};
+const lock_kind spin_lock_kind = spin();
 
 }  // namespace relock::detail
