@@ -125,9 +125,8 @@ TEST(fair_scripts, the_queue_moves_up_when_its_head_takes_the_lock) {
   EXPECT_EQ(e.queue(), std::vector<std::string>{"b:1"});
   // Redisson moves it up one queue timeout; relock also starts the new head's turn afresh:
   // the new holder's lease and a queue timeout from now, whichever is later.
-  EXPECT_EQ(e.deadlines().at("b:1"),
-            std::max(before.at("b:1") - queue_timeout.count(),
-                     e.now + 30'000 + queue_timeout.count()));
+  EXPECT_EQ(e.deadlines().at("b:1"), std::max(before.at("b:1") - queue_timeout.count(),
+                                              e.now + 30'000 + queue_timeout.count()));
 }
 
 // A head told while nobody listened has its deadline brought close; that short deadline must not
