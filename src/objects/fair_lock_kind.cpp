@@ -29,14 +29,18 @@ std::string waiter_channel(std::string_view key, std::string_view owner) {
   return objects::fair_waiter_channel(key, owner);
 }
 
-std::vector<std::string> queue_keys(std::string_view key) {
-  return {std::string(key), objects::fair_queue_key(key), objects::fair_timeout_key(key)};
+// Every fair script's keys: the lock, its queue and deadlines, the channel its waiters' own
+// channels are built from, and a request's latch when it has one.
+std::vector<std::string> queue_keys(std::string_view key, std::string_view channel,
+                                    std::string_view latch = {}) {
+  std::vector<std::string> keys{std::string(key), objects::fair_queue_key(key),
+                                objects::fair_timeout_key(key), std::string(channel)};
+  if (!latch.empty()) keys.emplace_back(latch);
+  return keys;
 }
 
 script_call acquire_call(const acquire_context& c, const char* reentrant) {
-  auto keys = queue_keys(c.key);
-  keys.push_back(plain_lock::channel(c.key));
-  return {std::move(keys),
+  return {queue_keys(c.key, plain_lock::channel(c.key)),
           {std::to_string(c.lease.count()), std::string(c.owner),
            std::to_string(c.queue.wait_timeout.count()), std::to_string(c.queue.now_ms),
            c.waiting ? "wait" : "once", reentrant,
@@ -46,30 +50,22 @@ script_call reentrant_acquire_call(const acquire_context& c) { return acquire_ca
 script_call non_reentrant_acquire_call(const acquire_context& c) { return acquire_call(c, "0"); }
 
 script_call release_call(const release_context& c) {
-  auto keys = queue_keys(c.key);
-  keys.emplace_back(c.channel);
-  keys.emplace_back(c.latch);
   return {
-      std::move(keys),
+      queue_keys(c.key, c.channel, c.latch),
       {"0", std::to_string(c.lease.count()), std::string(c.owner), std::to_string(c.queue.now_ms),
        std::string(c.publish_command), std::to_string(c.latch_ttl.count()),
        std::to_string(c.queue.unheard_head_timeout.count())}};
 }
 
 script_call force_release_call(const force_release_context& c) {
-  auto keys = queue_keys(c.key);
-  keys.emplace_back(c.channel);
-  return {std::move(keys),
+  return {queue_keys(c.key, c.channel),
           {"0", std::to_string(c.queue.now_ms), std::string(c.publish_command),
            std::to_string(c.queue.unheard_head_timeout.count())}};
 }
 
 script_call give_up_call(const give_up_context& c) {
-  auto keys = queue_keys(c.key);
-  keys.emplace_back(c.channel);
-  keys.emplace_back(c.latch);
   return {
-      std::move(keys),
+      queue_keys(c.key, c.channel, c.latch),
       {std::string(c.owner), std::to_string(c.queue.wait_timeout.count()),
        std::to_string(c.queue.now_ms), "0", std::string(c.publish_command),
        std::to_string(c.latch_ttl.count()), std::to_string(c.queue.unheard_head_timeout.count())}};

@@ -6,13 +6,9 @@
 -- ARGV[5] publish command (or commands joined by '+'), ARGV[6] latch TTL ms, ARGV[7] how long a
 -- head that is told but not listening has to try again (ms).
 -- 1: it left the queue. 0: it was not queued.
-local earlier = redis.call('get', KEYS[5])
-if earlier then
-  return tonumber(earlier)
-end
-local data, refused = read_fair_data()
+local data, answer = read_latched_fair_data(KEYS[5])
 if not data then
-  return refused
+  return answer
 end
 local left = leave_queue(data, ARGV[1], tonumber(ARGV[2])) and 1 or 0
 drop_the_dead(data, tonumber(ARGV[3]))

@@ -53,6 +53,16 @@ local function read_fair_data()
   return {free = lock_type == 'none', queue = queue, deadline = deadline}
 end
 
+-- The same for a script under a request's latch (a release, a give-up): the answer an earlier
+-- run of this request stored there comes back as the second value (nothing is touched then).
+local function read_latched_fair_data(latch)
+  local earlier = redis.call('get', latch)
+  if earlier then
+    return nil, tonumber(earlier)
+  end
+  return read_fair_data()
+end
+
 local function position_of(data, owner)
   for i, waiter in ipairs(data.queue) do
     if waiter == owner then

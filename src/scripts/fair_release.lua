@@ -6,13 +6,9 @@
 -- head that is told but not listening has to try again (ms).
 -- nil: not a holder (a free lock's head waiter is told all the same). 0: still held
 -- (re-entered). 1: released, the head waiter told.
-local earlier = redis.call('get', KEYS[5])
-if earlier then
-  return tonumber(earlier)
-end
-local data, refused = read_fair_data()
+local data, answer = read_latched_fair_data(KEYS[5])
 if not data then
-  return refused
+  return answer
 end
 local now = tonumber(ARGV[4])
 drop_the_dead(data, now)
