@@ -159,27 +159,27 @@ TEST(fair_lock, waiters_of_three_processes_get_the_lock_in_the_order_they_queued
 TEST(fair_lock, a_waiter_killed_in_the_queue_is_skipped_once_its_deadline_passes) {
   redis_server server;
   constexpr auto queue_timeout = 1500ms;
-  int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
   const pid_t child = fork_child([&] {
-    close(fds[0]);
+    close(go[1]);
     relock::client c(with_queue_timeout(server, queue_timeout));
     auto l = c.fair_lock("fair");
-    char ok = 'k';
-    if (write(fds[1], &ok, 1) != 1) return 2;
+    char held = 0;
+    if (read(go[0], &held, 1) != 1) return 2;
     l.lock();  // queues behind the test's hold; killed while it waits
     return 3;
   });
   ASSERT_GT(child, 0);
-  close(fds[1]);
+  close(go[0]);
 
   relock::client client(with_queue_timeout(server, queue_timeout));
   auto raw = raw_client::to(server);
   auto lock = client.fair_lock("fair");
   lock.lock(2s);
-  char ok = 0;
-  ASSERT_EQ(read(fds[0], &ok, 1), 1);
-  close(fds[0]);
+  const char held = 'h';  // only now may the child ask: it must queue behind this hold
+  ASSERT_EQ(write(go[1], &held, 1), 1);
+  close(go[1]);
   ASSERT_TRUE(wait_until([&] { return queued(raw) == 1; }, 5s));
   const std::string dead = queue_of(raw).front();
   ASSERT_TRUE(
