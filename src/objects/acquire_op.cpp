@@ -88,9 +88,9 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     ++timer_generation_;  // a timer armed before this try no longer counts
     timer_.cancel();
     waiter_.signalled = false;  // a wake from now on means: something changed, try again
-    auto call = request_.kind->acquire_call(acquire_context{
-        request_.key, request_.owner, request_.lease, request_.wait, core_->publish_command(),
-        queue_timing_of(core_->settings(), core_->publish_counts_listeners())});
+    auto call = request_.kind->acquire_call(
+        acquire_context{request_.key, request_.owner, request_.lease, request_.wait,
+                        core_->publish_command(), queue_timing_of(*core_)});
     core_->executor().eval(request_.kind->acquire, std::move(call.keys), std::move(call.args),
                            [self = shared_from_this()](std::error_code ec, resp::reply r) {
                              self->on_reply(ec, std::move(r));
@@ -181,7 +181,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     std::string latch = objects::unlock_latch_key(request_.key, objects::random_request_id());
     auto call = kind.give_up_call(give_up_context{
         request_.key, request_.owner, request_.channel, latch, core_->publish_command(),
-        settings.unlock_latch_ttl, queue_timing_of(settings, core_->publish_counts_listeners())});
+        settings.unlock_latch_ttl, queue_timing_of(*core_)});
     core_->executor().eval(
         *kind.give_up, std::move(call.keys), std::move(call.args),
         [core = core_, key = request_.key, latch](std::error_code ec, resp::reply r) mutable {

@@ -148,8 +148,7 @@ bool Lock::force_unlock() {
                      bool running) mutable {
       if (!running) return done(errc::cancelled, resp::reply{});
       auto call = kind->force_release_call(
-          {key, channel, core->publish_command(),
-           detail::queue_timing_of(core->settings(), core->publish_counts_listeners())});
+          {key, channel, core->publish_command(), detail::queue_timing_of(*core)});
       core->executor().eval(kind->force_release, std::move(call.keys), std::move(call.args),
                             core->guard(std::move(done)));
     });

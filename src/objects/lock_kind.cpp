@@ -4,6 +4,7 @@
 
 #include <relock/errors.hpp>
 
+#include "client_core.hpp"
 #include "objects/naming.hpp"
 #include "scripts/scripts.hpp"
 
@@ -15,9 +16,11 @@ std::int64_t wall_clock_ms() {
       .count();
 }
 
-queue_timing queue_timing_of(const config& settings, bool heads_counted) {
+queue_timing queue_timing_of(const client_core& core) {
+  const config& settings = core.settings();
   return {wall_clock_ms(), settings.fair_lock_wait_timeout,
-          heads_counted ? settings.fair_lock_unheard_head_timeout : std::chrono::milliseconds(0)};
+          core.publish_counts_listeners() ? settings.fair_lock_unheard_head_timeout
+                                          : std::chrono::milliseconds(0)};
 }
 
 acquire_reply read_lock_reply(const resp::reply& r) {

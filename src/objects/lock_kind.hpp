@@ -91,9 +91,11 @@ struct give_up_context {
 
 // The wall clock in Unix milliseconds.
 std::int64_t wall_clock_ms();
-// Now, with the client's settings; `heads_counted`: whether a publish counts every listener
-// (else an unheard head cannot be told from a head listening elsewhere: its timeout is off).
-queue_timing queue_timing_of(const config& settings, bool heads_counted);
+class client_core;
+// Now, with the client's settings. The unheard-head timeout is off where a publish does not
+// count every listener (classic pub/sub in a Cluster): an unheard head could not be told from
+// one listening on another node.
+queue_timing queue_timing_of(const client_core& core);
 
 // An acquire reply, read by the kind.
 struct acquire_reply {

@@ -21,9 +21,9 @@ void release_now(const std::shared_ptr<client_core>& core, release_request reque
   std::string latch = objects::unlock_latch_key(request.key, objects::random_request_id());
   const auto& settings = core->settings();
   const bool cleanup = request.cleanup;
-  auto call = request.kind->release_call(release_context{
-      request.key, request.owner, request.channel, latch, core->publish_command(), plan.lease,
-      settings.unlock_latch_ttl, queue_timing_of(settings, core->publish_counts_listeners())});
+  auto call = request.kind->release_call(
+      release_context{request.key, request.owner, request.channel, latch, core->publish_command(),
+                      plan.lease, settings.unlock_latch_ttl, queue_timing_of(*core)});
   // The latch makes the release safe to resend after a lost connection.
   core->executor().eval(
       request.kind->release, std::move(call.keys), std::move(call.args),
