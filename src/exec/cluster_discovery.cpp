@@ -3,8 +3,9 @@
 #include <optional>
 #include <string>
 
-#include <asio/io_context.hpp>
 #include <relock/errors.hpp>
+
+#include "exec/probe.hpp"
 
 namespace relock::exec {
 namespace {
@@ -17,50 +18,34 @@ struct answer {
   bool not_cluster = false;
 };
 
-// One seed: connect, ask for the map (SHARDS first), close.
+// One seed: ask for the map (SHARDS first).
 answer ask(const net::endpoint& seed, net::connection_options options,
            std::chrono::milliseconds command_timeout) {
-  asio::io_context io;
-  options.target = seed;
-  auto c = net::connection::create(io, options);
+  resp::request asked;
+  asked.push({"CLUSTER", "SHARDS"});
+  asked.push({"CLUSTER", "SLOTS"});
+  asked.push({"PUBSUB", "SHARDNUMSUB"});
+  auto [ec, detail, replies] = probe(seed, std::move(options), std::move(asked), command_timeout);
   answer a;
-  c->start([&](std::error_code ec, std::string why) {
-    if (ec) {
-      a.ec = ec;
-      a.detail = std::move(why);
-      c->close();  // it would go on reconnecting
-      return;
+  if (ec || replies.size() != 3) {
+    a.ec = ec ? ec : make_error_code(errc::connection);
+    a.detail = ec ? detail : "no reply";
+  } else if (replies[1].is_error()) {
+    // "ERR This instance has cluster support disabled"
+    a.not_cluster = replies[1].str.find("cluster support disabled") != std::string::npos;
+    a.ec = a.not_cluster ? make_error_code(errc::invalid_argument)
+                         : make_error_code(errc::server_error);
+    a.detail = replies[1].str;
+  } else {
+    std::string why;
+    a.sharded = !replies[2].is_error();
+    a.map = topology::slot_map::from_shards(replies[0], seed.host, &why);
+    if (!a.map) a.map = topology::slot_map::from_slots(replies[1], seed.host, &why);
+    if (!a.map) {
+      a.ec = errc::server_error;
+      a.detail = "an unreadable slot map: " + why;
     }
-    resp::request asked;
-    asked.push({"CLUSTER", "SHARDS"});
-    asked.push({"CLUSTER", "SLOTS"});
-    asked.push({"PUBSUB", "SHARDNUMSUB"});
-    c->send(std::move(asked), net::clock::now() + command_timeout,
-            [&](std::error_code ec, std::vector<resp::reply> replies) {
-              if (ec || replies.size() != 3) {
-                a.ec = ec ? ec : make_error_code(errc::connection);
-                a.detail = replies.empty() ? "no reply" : replies.back().str;
-              } else if (replies[1].is_error()) {
-                // "ERR This instance has cluster support disabled"
-                a.not_cluster =
-                    replies[1].str.find("cluster support disabled") != std::string::npos;
-                a.ec = a.not_cluster ? make_error_code(errc::invalid_argument)
-                                     : make_error_code(errc::server_error);
-                a.detail = replies[1].str;
-              } else {
-                std::string why;
-                a.sharded = !replies[2].is_error();
-                a.map = topology::slot_map::from_shards(replies[0], seed.host, &why);
-                if (!a.map) a.map = topology::slot_map::from_slots(replies[1], seed.host, &why);
-                if (!a.map) {
-                  a.ec = errc::server_error;
-                  a.detail = "an unreadable slot map: " + why;
-                }
-              }
-              c->close();
-            });
-  });
-  io.run();
+  }
   return a;
 }
 
