@@ -8,6 +8,7 @@
 #include <relock/lock.hpp>  // declares io_of as exported
 
 #include "exec/cluster_discovery.hpp"
+#include "exec/sentinel_discovery.hpp"
 #include "net/endpoint.hpp"
 #include "net/io_loop.hpp"
 #include "objects/ids.hpp"
@@ -41,6 +42,30 @@ void check_settings(const config& s) {
   if (s.command_connections == 0 || s.command_connections > 64) {
     throw error(errc::invalid_argument, "command_connections must be 1 to 64");
   }
+  positive(s.replica_sync_timeout, "replica_sync_timeout");
+  if (s.replica_sync_attempts == 0 || s.replica_sync_attempts > 100) {
+    throw error(errc::invalid_argument, "replica_sync_attempts must be 1 to 100");
+  }
+}
+
+// What INFO says of the one server a client starts on.
+struct server_facts {
+  bool cluster = false;
+  bool replica = false;
+  std::string master_of_replica;  // host:port, when a replica
+  bool aof = false;
+  int online_replicas = 0;
+};
+
+std::string info_field(std::string_view info, std::string_view name) {
+  const std::string prefix = std::string(name) + ":";
+  for (std::size_t at = info.find(prefix); at != std::string_view::npos;
+       at = info.find(prefix, at + 1)) {
+    if (at != 0 && info[at - 1] != '\n') continue;
+    const auto value = info.substr(at + prefix.size());
+    return std::string(value.substr(0, value.find_first_of("\r\n")));
+  }
+  return {};
 }
 
 // Unlock latches deleted per DEL command: a pass of the I/O loop rarely completes more
@@ -58,6 +83,7 @@ client_core::client_core(config settings)
   check_settings(settings_);
   const net::target target = net::parse_target(settings_.url);
   const bool cluster = target.deployment == net::target::mode::cluster;
+  const bool sentinel = target.deployment == net::target::mode::sentinel;
   net::connection_options options;
   options.target = target.nodes.front();
   options.client_name = "relock:" + id_;
@@ -67,6 +93,29 @@ client_core::client_core(config settings)
   options.log = settings_.log;
   // The URL's ?pubsub= overrides the setting.
   const publish_mode publish = target.pubsub.value_or(settings_.publish);
+  master_watch_options watching;
+  watching.sync.mode = target.replica_sync.value_or(settings_.replica_sync);
+  watching.command_timeout = settings_.command_timeout;
+  watching.log = settings_.log;
+  if (sentinel) {
+    // The sentinels have credentials of their own; the URL's are the data nodes'.
+    watching.master_name = target.master_name;
+    watching.sentinel_connection = options;
+    for (net::endpoint s : target.nodes) {
+      s.user = settings_.sentinel_user;
+      s.password = settings_.sentinel_password;
+      s.db = 0;
+      watching.sentinels.push_back(std::move(s));
+    }
+    watching.data = options;
+    auto found =
+        exec::discover_master(watching.sentinels, target.master_name, watching.sentinel_connection,
+                              options, settings_.command_timeout);
+    options.target.host = found.master.host;
+    options.target.port = found.master.port;
+    watching.sync.known_replicas = found.replicas;
+    watching.data = options;
+  }
   bool sharded = publish == publish_mode::sharded;
 
   // Every connection must come up before the client is usable: a wrong password or a dead
@@ -113,8 +162,15 @@ client_core::client_core(config settings)
   } else {
     auto pool = connections_to(options.target);
     to_start = pool;
-    executor_ = std::make_unique<exec::executor>(io_, std::move(pool),
-                                                 exec::executor_options{settings_.command_timeout});
+    exec::executor_options o;
+    o.command_timeout = settings_.command_timeout;
+    o.sync_timeout = settings_.replica_sync_timeout;
+    o.sync_attempts = settings_.replica_sync_attempts;
+    o.on_trouble = [this] {
+      if (watch_) watch_->trouble();
+    };
+    o.log = settings_.log;
+    executor_ = std::make_unique<exec::executor>(io_, std::move(pool), std::move(o));
   }
   options.push_mode = true;
   const bool both = cluster && publish == publish_mode::both;
@@ -150,6 +206,7 @@ client_core::client_core(config settings)
     subscriber_ = pubsub::subscriber::create(io_, push_connection, settings_.command_timeout,
                                              sharded && !both);
     to_start.push_back(push_connection);
+    if (!cluster) push_connection_ = push_connection;
     channels_ = subscriber_.get();
   }
   if (both) {
@@ -186,26 +243,55 @@ client_core::client_core(config settings)
     outcome o = p.get_future().get();
     if (o.first && !failed) failed = std::move(o);
   }
-  if (!failed && !cluster) failed = refuse_a_cluster_node(target.nodes.front());
+  if (!failed && !cluster) failed = start_watching(options.target, std::move(watching), sentinel);
   if (failed) {
     shutdown();
     throw error(failed->first, failed->second);
   }
 }
 
-// A redis:// URL that reaches a cluster node would fail later with MOVED on some keys: say so now.
-std::optional<std::pair<std::error_code, std::string>> client_core::refuse_a_cluster_node(
-    const net::endpoint& server) {
+// One server: refuse what cannot take lock writes (a cluster node, a replica), learn its replicas
+// and whether it keeps an append-only file, and start following it (master_watch.hpp).
+std::optional<std::pair<std::error_code, std::string>> client_core::start_watching(
+    const net::endpoint& server, master_watch_options watching, bool sentinel) {
   std::promise<std::pair<std::error_code, resp::reply>> info;
-  executor_->run("", resp::request{"INFO", "cluster"}, [&info](std::error_code ec, resp::reply r) {
+  executor_->run("", resp::request{"INFO"}, [&info](std::error_code ec, resp::reply r) {
     info.set_value({ec, std::move(r)});
   });
   auto [ec, r] = info.get_future().get();
-  if (ec || r.str.find("cluster_enabled:1") == std::string::npos) return std::nullopt;
-  return std::pair{make_error_code(errc::invalid_argument),
-                   server.address() +
-                       " is a node of a Redis Cluster: connect with redis-cluster://" +
-                       server.address()};
+  if (ec) return std::pair{ec, "INFO on " + server.address() + " failed: " + r.str};
+  if (info_field(r.str, "cluster_enabled") == "1") {
+    return std::pair{make_error_code(errc::invalid_argument),
+                     server.address() +
+                         " is a node of a Redis Cluster: connect with redis-cluster://" +
+                         server.address()};
+  }
+  if (info_field(r.str, "role") == "slave") {
+    return std::pair{make_error_code(errc::invalid_argument),
+                     server.address() + " is a replica (of " + info_field(r.str, "master_host") +
+                         ":" + info_field(r.str, "master_port") +
+                         "), which takes no lock writes: connect to its master, or through "
+                         "Sentinel with redis-sentinel://"};
+  }
+  // Sentinel's count stands: a master's own may include replicas Sentinel sees as down.
+  if (!sentinel) watching.sync.known_replicas = online_replicas(r.str);
+  watching.aof = settings_.replica_sync_aof && info_field(r.str, "aof_enabled") == "1";
+  watching.on_moved = [this](const topology::node& to) {
+    if (!push_connection_) return;
+    net::endpoint where = push_connection_->target();
+    where.host = to.host;
+    where.port = to.port;
+    push_connection_->retarget(std::move(where));
+  };
+  const auto master = topology::node{server.host, server.port};
+  std::promise<void> started;
+  asio::post(io_, [&] {
+    watch_ = std::make_unique<master_watch>(io_, *executor_, std::move(watching), master);
+    watch_->start();
+    started.set_value();
+  });
+  started.get_future().get();
+  return std::nullopt;
 }
 
 client_core::~client_core() { shutdown(); }
@@ -252,6 +338,7 @@ void client_core::drain() {
     drain_timer_.async_wait([this](std::error_code) { drain(); });
     return;
   }
+  if (watch_) watch_->close();
   executor_->close();
   if (subscriber_) subscriber_->close();
   if (subscribers_) subscribers_->close();

@@ -19,6 +19,7 @@
 
 #include "exec/executor.hpp"
 #include "exec/key_sweeper.hpp"
+#include "master_watch.hpp"
 #include "net/connection.hpp"
 #include "pubsub/channel_pair.hpp"
 #include "pubsub/subscriber.hpp"
@@ -100,14 +101,17 @@ class client_core {
   // Whether a script's publish counts every listener of the channel: not with classic pub/sub
   // in a Cluster, where PUBLISH counts only the node's own (data-layout §3, unheard heads).
   bool publish_counts_listeners() const;
+  // One server: who is master now, how many replicas a lock write waits for, and how many
+  // acknowledged the last one (-1: none yet). I/O thread only.
+  const master_watch* watch() const { return watch_.get(); }
   // The key of a user-visible name, through config::name_mapper.
   std::string key_of(std::string_view name) const;
 
  private:
   void begin_shutdown();
   void drain();
-  std::optional<std::pair<std::error_code, std::string>> refuse_a_cluster_node(
-      const net::endpoint& server);
+  std::optional<std::pair<std::error_code, std::string>> start_watching(
+      const net::endpoint& server, master_watch_options watching, bool sentinel);
 
   config settings_;
   std::string id_;
@@ -127,6 +131,8 @@ class client_core {
   std::unique_ptr<pubsub::waiter_queues> waiters_;
   std::unique_ptr<renewal::watchdog> watchdog_;
   std::unique_ptr<exec::key_sweeper> sweeper_;
+  std::shared_ptr<net::connection> push_connection_;  // one server: the subscriber's
+  std::unique_ptr<master_watch> watch_;               // one server: follows the master
   std::string publish_command_;
 };
 

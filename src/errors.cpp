@@ -32,6 +32,8 @@ class category_impl final : public std::error_category {
         return "it would wait for ever (on relock's I/O thread, or for its own read hold)";
       case errc::renewal_failed:
         return "no renewal reached Redis for a whole lease";
+      case errc::no_synced_replicas:
+        return "no replica acknowledged the write";
     }
     return "unknown relock error";
   }

@@ -43,13 +43,49 @@ struct backoff {
   }
 };
 
+// Whether lock writes wait for a replica's acknowledgement (data-layout §1, replica sync):
+// acquire, release, renewal and force-release are followed, on the same connection, by
+// `WAIT <replicas> <replica_sync_timeout>`. Redis replicates asynchronously: a lock written to a
+// master that dies before its replica got the write is gone after the failover, and somebody
+// else gets it too. With sync, an acquire that no replica acknowledged is rolled back and
+// retried, then fails with errc::no_synced_replicas.
+enum class replica_sync_mode {
+  auto_detect,  // on whenever the master has replicas (as Sentinel, or the master itself, says)
+  on,           // always: with no replica acknowledging, every lock write fails
+  off,          // never wait: a failover may take back a lock that was granted
+};
+
 struct config {
-  // One server: redis://[user[:password]@]host[:port][/db][?pubsub=MODE]. The password may also
-  // be given alone as redis://:password@host. Redis 6 ACL users need both.
-  // A Redis Cluster: redis-cluster://[user[:password]@]host:port[,host:port...][?pubsub=MODE],
+  // One server: redis://[user[:password]@]host[:port][/db][?OPTIONS]. The password may also
+  // be given alone as redis://:password@host. Redis 6 ACL users need both. When the server is a
+  // master with replicas (INFO replication), lock writes wait for them (replica_sync).
+  // A Redis Cluster: redis-cluster://[user[:password]@]host:port[,host:port...][?OPTIONS],
   // naming any of its nodes (relock learns the rest from them). A redis:// URL that reaches a
   // cluster node is refused with the URL to use.
+  // Sentinel: redis-sentinel://[user[:password]@]host:port[,host:port...]/MASTER[?OPTIONS]: the
+  // sentinels to ask, and the name of the master they watch. The credentials are the data
+  // nodes'; the sentinels' own go in sentinel_user and sentinel_password. relock follows the
+  // master through failovers (data-layout §1, deployments).
+  // OPTIONS, joined by &: pubsub=auto|sharded|classic|both (overrides `publish`),
+  // replica_sync=auto|on|off (overrides `replica_sync`).
   std::string url = "redis://127.0.0.1:6379";
+
+  // The sentinels' credentials (Sentinel's requirepass / ACL user), when they have any: often
+  // not the data nodes', which the URL carries.
+  std::string sentinel_user{};
+  std::string sentinel_password{};
+
+  replica_sync_mode replica_sync = replica_sync_mode::auto_detect;
+  // How long WAIT waits for an acknowledgement. 1 s as Redisson: long enough for a replica on
+  // the same network, short enough that an acquire against a lost replica fails quickly.
+  std::chrono::milliseconds replica_sync_timeout{1'000};
+  // How many times an acquire that no replica acknowledged is rolled back and tried again (and
+  // a release or renewal waits again) before it fails with errc::no_synced_replicas. 3 as
+  // Redisson's retryAttempts.
+  unsigned replica_sync_attempts = 3;
+  // Also wait for the write to reach the append-only file (WAITAOF, Redis 7.2), when the master
+  // has appendonly on; never sent to a master without it, where it would fail every write.
+  bool replica_sync_aof = false;
 
   // The cluster form: a config whose url names these seed nodes ("host:port", any subset of the
   // cluster's nodes). Credentials, when needed, go in the URL form.

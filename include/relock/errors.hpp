@@ -25,6 +25,8 @@ enum class errc {
   cancelled,             // the caller cancelled a wait (stop_token) or the client shut down
   would_deadlock,        // a blocking call on relock's I/O thread; a read-write upgrade
   renewal_failed,        // no renewal reached Redis for a whole lease: the hold has expired
+  no_synced_replicas,    // replica sync is on and no replica acknowledged the write in time
+                         // (or the master refused it: NOREPLICAS); an acquire was rolled back
 };
 
 RELOCK_API const std::error_category& error_category() noexcept;

@@ -53,6 +53,15 @@ struct lock_info {
   // The server that serves the key, as "host:port": the one server, or the cluster master of
   // the key's slot when inspect answered (a slot may move later).
   std::string node;
+  // Replica sync (config::replica_sync): how many replicas each lock write waits for (0: no
+  // WAIT; in a Redis Cluster relock does not sync), and how many acknowledged this client's
+  // last synced write (-1: none yet). With sync on, asked of the master: its online replicas,
+  // and how many of them had acknowledged its latest write when they last reported (each
+  // second), so a replica that stopped shows as behind.
+  int synced_replicas = 0;
+  std::int64_t last_acknowledged = -1;
+  std::optional<int> online_replicas;
+  std::optional<int> replicas_acknowledging;
   object_kind kind = object_kind::none;
   std::string redis_type;  // the key's Redis type as TYPE names it: "none", "hash", "string"...
   std::optional<std::string> mode;  // read-write lock: "read" or "write"

@@ -8,6 +8,7 @@
 
 #include "exec/retry_policy.hpp"
 #include "topology/redirect.hpp"
+#include "topology/replication.hpp"
 
 namespace relock::exec {
 namespace {
@@ -28,6 +29,8 @@ std::error_code classify(const resp::reply& r) {
   const std::string_view code = r.error_code();
   if (code == "WRONGTYPE") return errc::wrong_type;
   if (code == "NOAUTH" || code == "WRONGPASS") return errc::auth_failed;
+  // min-replicas-to-write: the master has too few replicas to take a write.
+  if (code == "NOREPLICAS") return errc::no_synced_replicas;
   return errc::server_error;
 }
 
@@ -46,6 +49,11 @@ struct executor::call {
   int redirects = 0;
   std::optional<topology::node> ask;  // the next attempt goes there, behind ASKING
   std::unique_ptr<asio::steady_timer> delay;
+  bool synced = true;       // a write followed by WAIT while replica sync is on
+  int waited_for = 0;       // this attempt's WAIT names so many replicas; 0: no WAIT
+  unsigned sync_waits = 0;  // WAITs answered without an acknowledgement
+  bool deadline_extended = false;
+  std::shared_ptr<net::connection> via;  // where the last attempt went: a WAIT again goes there
 };
 
 executor::executor(asio::io_context& io, pool connections, executor_options options)
@@ -123,18 +131,18 @@ executor::node_pool& executor::pool_for(const call& c) {
   return *pools_.front();
 }
 
-net::connection& executor::pick(node_pool& p, std::size_t key_hash) {
+const std::shared_ptr<net::connection>& executor::pick(node_pool& p, std::size_t key_hash) {
   if (p.connections.size() > 1 && key_hash != 0) {
     for (const auto& c : p.connections) {
-      if (c->carries(key_hash)) return *c;
+      if (c->carries(key_hash)) return c;
     }
   }
-  net::connection* best = p.connections.front().get();
+  const std::shared_ptr<net::connection>* best = &p.connections.front();
   for (const auto& c : p.connections) {
-    if (c->ready() != best->ready()) {
-      if (c->ready()) best = c.get();
-    } else if (c->outstanding() < best->outstanding()) {
-      best = c.get();
+    if (c->ready() != (*best)->ready()) {
+      if (c->ready()) best = &c;
+    } else if (c->outstanding() < (*best)->outstanding()) {
+      best = &c;
     }
   }
   return *best;
@@ -143,7 +151,42 @@ net::connection& executor::pick(node_pool& p, std::size_t key_hash) {
 net::connection& executor::route(std::string_view key) {
   call probe;
   probe.key = std::string(key);
-  return pick(pool_for(probe), key_hash_of(key));
+  return *pick(pool_for(probe), key_hash_of(key));
+}
+
+void executor::sync_with(int replicas, bool aof) {
+  wait_replicas_ = replicas;
+  wait_aof_ = aof;
+}
+
+void executor::move_master(const topology::node& to) {
+  node_pool& p = *pools_.front();
+  if (p.node == to) return;
+  p.node = to;
+  router_.master_moved(to);
+  for (auto& c : p.connections) {
+    net::endpoint where = c->target();
+    where.host = to.host;
+    where.port = to.port;
+    c->retarget(std::move(where));
+  }
+}
+
+resp::request executor::wait_request(int replicas) const {
+  const std::string n = std::to_string(replicas);
+  const std::string timeout = std::to_string(options_.sync_timeout.count());
+  // WAITAOF numlocal numreplicas timeout: the master's own AOF too.
+  if (wait_aof_) return resp::request{"WAITAOF", "1", n, timeout};
+  return resp::request{"WAIT", n, timeout};
+}
+
+void executor::trouble() {
+  if (!router_.cluster() && options_.on_trouble) options_.on_trouble();
+}
+
+void executor::complete(call& c, std::error_code ec, resp::reply r) {
+  if (!ec && r.is_error()) ec = classify(r);
+  std::exchange(c.callback, {})(ec, std::move(r));
 }
 
 std::string executor::node_of(std::string_view key) const {
@@ -163,8 +206,10 @@ void executor::run(std::string_view key, resp::request request, result_callback 
 }
 
 void executor::eval(const script& s, std::vector<std::string> keys, std::vector<std::string> args,
-                    result_callback callback, bool idempotent, std::chrono::milliseconds timeout) {
+                    result_callback callback, bool idempotent, std::chrono::milliseconds timeout,
+                    bool synced) {
   auto c = std::make_shared<call>();
+  c->synced = synced;
   c->code = &s;
   c->key = keys.empty() ? std::string() : keys.front();
   c->keys = std::move(keys);
@@ -193,25 +238,43 @@ void executor::send(std::shared_ptr<call> c) {
     argv.insert(argv.end(), c->args.begin(), c->args.end());
     request.push(std::span<const std::string_view>(argv));
   }
+  // Right behind the write, on its connection: WAIT counts that connection's writes only.
+  c->waited_for =
+      c->code != nullptr && c->code->writes && c->synced && !wait_unsupported_ ? wait_replicas_ : 0;
+  if (c->waited_for > 0) {
+    request.append(wait_request(c->waited_for));
+    if (!std::exchange(c->deadline_extended, true)) {
+      c->deadline += options_.sync_timeout * (c->idempotent ? options_.sync_attempts : 1U);
+    }
+  }
   node_pool& to = pool_for(*c);
   const std::size_t key_hash = key_hash_of(c->key);
-  pick(to, key_hash)
-      .send(
-          std::move(request), c->deadline,
-          [this, c, &to](std::error_code ec, std::vector<resp::reply> replies) mutable {
-            on_reply(std::move(c), to, ec, std::move(replies));
-          },
-          key_hash);
+  c->via = pick(to, key_hash);
+  c->via->send(
+      std::move(request), c->deadline,
+      [this, c, &to](std::error_code ec, std::vector<resp::reply> replies) mutable {
+        on_reply(std::move(c), to, ec, std::move(replies));
+      },
+      key_hash);
 }
 
 void executor::on_reply(std::shared_ptr<call> c, node_pool& from, std::error_code ec,
                         std::vector<resp::reply> replies) {
+  std::optional<resp::reply> wait_reply;
+  if (!ec && c->waited_for > 0 && replies.size() >= 2) {
+    wait_reply = std::move(replies.back());
+    replies.pop_back();
+  }
   resp::reply r = replies.empty() ? resp::reply{} : std::move(replies.back());
   const auto asked = std::exchange(c->ask, std::nullopt);
-  // A node that dropped us or went silent may have failed over: the map may be stale.
+  // A node that dropped us or went silent may have failed over: the map may be stale, the
+  // master may have moved.
   if (ec == make_error_code(errc::connection) || ec == make_error_code(errc::timeout)) {
     router_.suspect();
+    trouble();
   }
+  // A replica refused the write: this is no longer the master.
+  if (!ec && r.error_code() == "READONLY") trouble();
   attempt a;
   a.connection_failed = ec == make_error_code(errc::connection);
   a.written = true;  // a connection only fails requests it has written
@@ -261,11 +324,56 @@ void executor::on_reply(std::shared_ptr<call> c, node_pool& from, std::error_cod
       retry_later(std::move(c));
       break;
     case next_step::complete:
-      if (!ec && r.is_error()) ec = classify(r);
-      std::exchange(c->callback, {})(ec, std::move(r));
+      if (!ec && !r.is_error() && wait_reply) {
+        judge_sync(std::move(c), std::move(r), std::move(*wait_reply));
+        break;
+      }
+      complete(*c, ec, std::move(r));
       break;
   }
   refresh_if_due();
+}
+
+void executor::judge_sync(std::shared_ptr<call> c, resp::reply script_reply,
+                          resp::reply wait_reply) {
+  if (wait_reply.is_error()) {
+    if (wait_reply.str.find("replica") != std::string::npos) {
+      // "ERR WAIT cannot be used with replica instances": the script ran on a node that has
+      // become a replica, and wrote nothing there (a write would have been refused). The master
+      // moved: go again once it is found.
+      trouble();
+      c->redirects = 0;
+      return retry_later(std::move(c));
+    }
+    // A server (or proxy) without WAIT: said once, loudly, and the writes go on unsynced.
+    if (!std::exchange(wait_unsupported_, true) && options_.log) {
+      options_.log(log_level::warning,
+                   "the server refused WAIT (" + wait_reply.str +
+                       "): lock writes are NOT synced with replicas from now on");
+    }
+    return complete(*c, {}, std::move(script_reply));
+  }
+  // WAIT answers the count; WAITAOF [local fsyncs, replica fsyncs].
+  const std::int64_t acknowledged =
+      wait_reply.is_array() ? (wait_reply.elements.size() == 2 ? wait_reply.elements[1].integer : 0)
+                            : wait_reply.integer;
+  last_acks_ = acknowledged;
+  if (topology::replication::synced(acknowledged)) return complete(*c, {}, std::move(script_reply));
+  // Safe to repeat: wait again for the same write, on its connection, while it is up.
+  if (c->idempotent && ++c->sync_waits < options_.sync_attempts && c->via && c->via->ready() &&
+      net::clock::now() < c->deadline && !closed_) {
+    auto via = c->via;
+    via->send(
+        wait_request(c->waited_for), c->deadline,
+        [this, c, held = std::move(script_reply)](std::error_code ec,
+                                                  std::vector<resp::reply> replies) mutable {
+          if (ec || replies.empty()) return complete(*c, errc::no_synced_replicas, std::move(held));
+          judge_sync(std::move(c), std::move(held), std::move(replies.back()));
+        },
+        key_hash_of(c->key));
+    return;
+  }
+  complete(*c, errc::no_synced_replicas, std::move(script_reply));
 }
 
 void executor::retry_later(std::shared_ptr<call> c) {

@@ -19,6 +19,15 @@
 // even behind one that timed out), else to the least busy ready one, the first on ties. In a
 // cluster, a node learnt from a MOVED or a refresh gets its pool when first needed, and the map
 // is refreshed (CLUSTER SHARDS) after a redirect or a connection failure, and every 10 s.
+//
+// Replica sync (data-layout §1): while sync_with() names replicas, every script that writes is
+// followed in the same request, on the same connection, by WAIT (WAITAOF when asked): WAIT
+// counts only its own connection's writes. The script's reply is judged as usual; then, when no
+// replica acknowledged, a request that is safe to repeat waits again on that connection, up to
+// the attempts setting, and any other completes with errc::no_synced_replicas and the script's
+// reply, so its caller can undo what it did (an acquire is rolled back). A write refused by a
+// replica (READONLY, or WAIT refused on one) means the master moved: it goes again after a
+// pause, and on_trouble tells whoever follows the master to look.
 #pragma once
 
 #include <chrono>
@@ -32,6 +41,7 @@
 
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
+#include <relock/config.hpp>
 
 #include <relock/detail/unique_function.hpp>
 #include "exec/script.hpp"
@@ -51,6 +61,14 @@ std::error_code classify(const resp::reply& error_reply);
 
 struct executor_options {
   std::chrono::milliseconds command_timeout{3'000};
+  // Replica sync: how long each WAIT waits, and how many times a request that is safe to
+  // repeat waits before it fails with errc::no_synced_replicas.
+  std::chrono::milliseconds sync_timeout{1'000};
+  unsigned sync_attempts = 3;
+  // One server: something suggests the master moved (a lost connection, a write a replica
+  // refused). Called on the I/O thread.
+  std::function<void()> on_trouble{};
+  std::function<void(log_level, std::string_view)> log{};
 };
 
 using pool = std::vector<std::shared_ptr<net::connection>>;
@@ -74,10 +92,12 @@ class executor {
 
   // EVALSHA with the script's local SHA; routed by keys[0]. `idempotent` scripts (renewals,
   // latch-protected releases) may be resent after a lost connection; others never are.
-  // `timeout` overrides the command timeout.
+  // `timeout` overrides the command timeout. `synced`: false sends a writing script without
+  // WAIT (relock's own cleanups, which must not wait on the replica that refused the write).
   void eval(const script& s, std::vector<std::string> keys, std::vector<std::string> args,
             result_callback callback, bool idempotent = false,
-            std::chrono::milliseconds timeout = std::chrono::milliseconds::zero());
+            std::chrono::milliseconds timeout = std::chrono::milliseconds::zero(),
+            bool synced = true);
 
   bool on_io_thread() const { return io_.get_executor().running_in_this_thread(); }
   asio::io_context& io() { return io_; }
@@ -95,6 +115,17 @@ class executor {
   net::connection& route(std::string_view key);
 
   bool cluster() const { return router_.cluster(); }
+
+  // Replica sync (I/O thread only): writes are followed by WAIT for `replicas` (0: none), as
+  // WAITAOF when `aof`.
+  void sync_with(int replicas, bool aof);
+  int synced_replicas() const { return wait_replicas_; }
+  // Replicas that acknowledged the last synced write; -1 before the first.
+  std::int64_t last_acknowledged() const { return last_acks_; }
+  // One server: the master is `to` from now on; every connection leaves for it (I/O thread).
+  void move_master(const topology::node& to);
+  // The one server's node: the master now (I/O thread only).
+  topology::node master() const { return pools_.front()->node; }
   // Where `key` goes now; none when the cluster map has no master for its slot (I/O thread).
   std::optional<topology::node> node_for(std::string_view key) const {
     return router_.node_for(key);
@@ -121,9 +152,13 @@ class executor {
   void on_reply(std::shared_ptr<call> c, node_pool& from, std::error_code ec,
                 std::vector<resp::reply> replies);
   void retry_later(std::shared_ptr<call> c);
+  void judge_sync(std::shared_ptr<call> c, resp::reply script_reply, resp::reply wait_reply);
+  void complete(call& c, std::error_code ec, resp::reply r);
+  void trouble();
+  resp::request wait_request(int replicas) const;
   node_pool& pool_for(const call& c);
   node_pool& pool_of(const topology::node& n);
-  net::connection& pick(node_pool& p, std::size_t key_hash);
+  const std::shared_ptr<net::connection>& pick(node_pool& p, std::size_t key_hash);
   void refresh_if_due();
   template <class F>
   void on_io(F&& f);
@@ -136,6 +171,10 @@ class executor {
   std::unordered_set<std::shared_ptr<call>> delayed_;  // waiting to be resent
   bool refreshing_ = false;
   bool closed_ = false;
+  int wait_replicas_ = 0;
+  bool wait_aof_ = false;
+  bool wait_unsupported_ = false;  // the server refused WAIT as unknown: warned once, not sent
+  std::int64_t last_acks_ = -1;
 };
 
 }  // namespace relock::exec

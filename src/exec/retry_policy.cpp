@@ -19,7 +19,9 @@ next_step decide(const attempt& a) {
   if (a.error_code == "ASK") {
     return a.redirects < max_redirects ? next_step::follow_ask : next_step::complete;
   }
-  if (a.error_code == "TRYAGAIN" || a.error_code == "CLUSTERDOWN" || a.error_code == "LOADING") {
+  // READONLY: a replica refused the write (the master moved; the caller looks for the new one).
+  if (a.error_code == "TRYAGAIN" || a.error_code == "CLUSTERDOWN" || a.error_code == "LOADING" ||
+      a.error_code == "READONLY") {
     return next_step::retry_after_delay;
   }
   return next_step::complete;

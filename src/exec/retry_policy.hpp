@@ -11,7 +11,7 @@ enum class next_step {
   load_script_and_retry,  // NOSCRIPT: SCRIPT LOAD, then the same EVALSHA once more
   follow_moved,           // Cluster: the slot lives elsewhere now; refresh and resend there
   follow_ask,             // Cluster: resend once to the named node behind ASKING
-  retry_after_delay,      // TRYAGAIN / CLUSTERDOWN / LOADING: the command did not run
+  retry_after_delay,      // TRYAGAIN / CLUSTERDOWN / LOADING / READONLY: it did not run
 };
 
 struct attempt {

@@ -189,6 +189,15 @@ void connection::schedule_reconnect() {
   });
 }
 
+void connection::retarget(endpoint where) {
+  if (state_ == state::closed) return;
+  const bool same = where.host == options_.target.host && where.port == options_.target.port;
+  const std::string address = where.address();
+  options_.target = std::move(where);
+  if (same || state_ == state::idle || state_ == state::waiting_to_retry) return;
+  fail(errc::connection, "leaving for the new master " + address);
+}
+
 void connection::close() {
   if (state_ == state::closed) return;
   state_ = state::closed;

@@ -68,6 +68,11 @@ class connection : public std::enable_shared_from_this<connection> {
   // Fails everything outstanding with errc::cancelled and stops reconnecting.
   void close();
 
+  // From now on connect to `where` (a new master): a live socket to another server is dropped
+  // as a lost connection would be (written requests fail with errc::connection, queued ones
+  // wait), and the reconnect goes there.
+  void retarget(endpoint where);
+
   bool ready() const { return state_ == state::ready; }
   const endpoint& target() const { return options_.target; }
   std::size_t outstanding() const { return queued_.size() + written_.size(); }

@@ -71,7 +71,8 @@ std::string endpoint::address() const {
 namespace {
 
 // host[:port] or [v6][:port] into `ep`; the port defaults to 6379.
-void parse_host_port(std::string_view url, std::string_view text, endpoint& ep) {
+void parse_host_port(std::string_view url, std::string_view text, endpoint& ep,
+                     std::uint16_t default_port = 6379) {
   std::string_view port;
   bool port_given = false;
   if (!text.empty() && text.front() == '[') {
@@ -94,39 +95,51 @@ void parse_host_port(std::string_view url, std::string_view text, endpoint& ep) 
   if (ep.host.empty()) bad_url(url, "no host");
   // "host:" is a typo, not a request for the default port.
   if (port_given && port.empty()) bad_url(url, "empty port after ':'");
-  ep.port = 6379;
+  ep.port = default_port;
   if (!port.empty()) {
     ep.port = parse_number<std::uint16_t>(url, port, "port");
     if (ep.port == 0) bad_url(url, "port 0");
   }
 }
 
-// "pubsub=MODE[&...]": the only option so far; an unknown one is a typo worth an error.
-std::optional<pubsub_mode> parse_options(std::string_view url, std::string_view query) {
-  std::optional<pubsub_mode> pubsub;
+// "pubsub=MODE&replica_sync=MODE", either or both, into `t`; an unknown option is a typo worth
+// an error.
+void parse_options(std::string_view url, std::string_view query, target& t) {
   while (true) {
     const auto amp = query.find('&');
     const auto option = query.substr(0, amp);
     const auto eq = option.find('=');
     const auto name = option.substr(0, eq);
-    if (name != "pubsub") {
-      bad_url(url, "unknown option '" + std::string(name) + "' (known: pubsub)");
-    }
-    if (pubsub) bad_url(url, "pubsub given twice");
     const auto value = eq == std::string_view::npos ? std::string_view{} : option.substr(eq + 1);
-    if (value == "auto") {
-      pubsub = pubsub_mode::auto_detect;
-    } else if (value == "sharded") {
-      pubsub = pubsub_mode::sharded;
-    } else if (value == "classic") {
-      pubsub = pubsub_mode::classic;
-    } else if (value == "both") {
-      pubsub = pubsub_mode::both;
+    if (name == "pubsub") {
+      if (t.pubsub) bad_url(url, "pubsub given twice");
+      if (value == "auto") {
+        t.pubsub = pubsub_mode::auto_detect;
+      } else if (value == "sharded") {
+        t.pubsub = pubsub_mode::sharded;
+      } else if (value == "classic") {
+        t.pubsub = pubsub_mode::classic;
+      } else if (value == "both") {
+        t.pubsub = pubsub_mode::both;
+      } else {
+        bad_url(url,
+                "pubsub must be auto, sharded, classic or both, not '" + std::string(value) + "'");
+      }
+    } else if (name == "replica_sync") {
+      if (t.replica_sync) bad_url(url, "replica_sync given twice");
+      if (value == "auto") {
+        t.replica_sync = replica_sync_mode::auto_detect;
+      } else if (value == "on") {
+        t.replica_sync = replica_sync_mode::on;
+      } else if (value == "off") {
+        t.replica_sync = replica_sync_mode::off;
+      } else {
+        bad_url(url, "replica_sync must be auto, on or off, not '" + std::string(value) + "'");
+      }
     } else {
-      bad_url(url,
-              "pubsub must be auto, sharded, classic or both, not '" + std::string(value) + "'");
+      bad_url(url, "unknown option '" + std::string(name) + "' (known: pubsub, replica_sync)");
     }
-    if (amp == std::string_view::npos) return pubsub;
+    if (amp == std::string_view::npos) return;
     query = query.substr(amp + 1);
   }
 }
@@ -141,12 +154,17 @@ target parse_target(std::string_view url) {
   } else if (url.starts_with("redis-cluster://")) {
     rest = url.substr(16);
     t.deployment = target::mode::cluster;
-  } else if (url.starts_with("rediss://") || url.starts_with("rediss-cluster://")) {
+  } else if (url.starts_with("redis-sentinel://")) {
+    rest = url.substr(17);
+    t.deployment = target::mode::sentinel;
+  } else if (url.starts_with("rediss://") || url.starts_with("rediss-cluster://") ||
+             url.starts_with("rediss-sentinel://")) {
     bad_url(url, "TLS is not supported");
   } else {
-    bad_url(url, "it must start with redis:// or redis-cluster://");
+    bad_url(url, "it must start with redis://, redis-cluster:// or redis-sentinel://");
   }
   const bool cluster = t.deployment == target::mode::cluster;
+  const bool sentinel = t.deployment == target::mode::sentinel;
 
   // Credentials end at the last '@' (a password may hold '/', '?' or '@'; the rest never does),
   // so the path and the options are looked for only after them.
@@ -163,10 +181,25 @@ target parse_target(std::string_view url) {
     }
   }
   if (auto question = rest.find('?'); question != std::string_view::npos) {
-    t.pubsub = parse_options(url, rest.substr(question + 1));
+    parse_options(url, rest.substr(question + 1), t);
     rest = rest.substr(0, question);
   }
-  if (auto slash = rest.find('/'); slash != std::string_view::npos) {
+  if (sentinel) {
+    // host:port,.../master-name[/db]
+    const auto slash = rest.find('/');
+    if (slash == std::string_view::npos || slash + 1 == rest.size() || rest[slash + 1] == '/') {
+      bad_url(url, "no master name: redis-sentinel://host:port[,host:port...]/master-name");
+    }
+    std::string_view path = rest.substr(slash + 1);
+    rest = rest.substr(0, slash);
+    const auto db_slash = path.find('/');
+    t.master_name = percent_decode(url, path.substr(0, db_slash));
+    if (db_slash != std::string_view::npos) {
+      std::string_view db = path.substr(db_slash + 1);
+      if (!db.empty()) ep.db = parse_number<int>(url, db, "database");
+      if (ep.db < 0) bad_url(url, "negative database");
+    }
+  } else if (auto slash = rest.find('/'); slash != std::string_view::npos) {
     if (cluster) bad_url(url, "a cluster URL takes no /db: Redis Cluster has only database 0");
     std::string_view db = rest.substr(slash + 1);
     if (!db.empty()) ep.db = parse_number<int>(url, db, "database");
@@ -174,7 +207,7 @@ target parse_target(std::string_view url) {
     rest = rest.substr(0, slash);
   }
 
-  if (!cluster) {
+  if (!cluster && !sentinel) {
     if (rest.find(',') != std::string_view::npos) {
       bad_url(url, "several hosts: a cluster URL starts with redis-cluster://");
     }
@@ -186,7 +219,7 @@ target parse_target(std::string_view url) {
     const auto comma = rest.find(',');
     const auto item = rest.substr(0, comma);
     if (item.empty()) bad_url(url, "empty host in the node list");
-    parse_host_port(url, item, ep);
+    parse_host_port(url, item, ep, sentinel ? 26379 : 6379);
     const bool seen = std::any_of(t.nodes.begin(), t.nodes.end(), [&](const endpoint& n) {
       return n.host == ep.host && n.port == ep.port;
     });
@@ -198,8 +231,8 @@ target parse_target(std::string_view url) {
 
 endpoint parse_url(std::string_view url) {
   auto t = parse_target(url);
-  if (t.deployment == target::mode::cluster) {
-    bad_url(url, "a redis-cluster:// URL where one server is expected");
+  if (t.deployment != target::mode::single) {
+    bad_url(url, "a redis-cluster:// or redis-sentinel:// URL where one server is expected");
   }
   return std::move(t.nodes.front());
 }

@@ -24,24 +24,30 @@ struct endpoint {
 // The URL's ?pubsub= option: the same choice as config::publish.
 using pubsub_mode = relock::publish_mode;
 
-// What a URL points at: one server, or the seed nodes of a Redis Cluster.
+// What a URL points at: one server, the seed nodes of a Redis Cluster, or the sentinels that
+// watch a master.
 struct target {
-  enum class mode { single, cluster };
+  enum class mode { single, cluster, sentinel };
   mode deployment = mode::single;
   // single: the one server. cluster: the seeds as given, duplicates dropped, at least one; each
-  // carries the URL's credentials and db 0 (a cluster has no other database).
+  // carries the URL's credentials and db 0 (a cluster has no other database). sentinel: the
+  // sentinels as given, duplicates dropped, each with the URL's (data) credentials and db.
   std::vector<endpoint> nodes;
+  std::string master_name;            // sentinel: the master the sentinels know by this name
   std::optional<pubsub_mode> pubsub;  // from ?pubsub=auto|sharded|classic|both, when given
+  std::optional<replica_sync_mode> replica_sync;  // from ?replica_sync=auto|on|off
 };
 
 // The URL with its password replaced by ***, for every message that shows a URL.
 std::string redacted_url(std::string_view url);
 
-// Parses either form:
-//   redis://[user[:password]@]host[:port][/db][?pubsub=MODE]
-//   redis-cluster://[user[:password]@]host[:port][,host[:port]...][?pubsub=MODE]
-// Ports default to 6379; IPv6 hosts go in brackets ([::1]:7000); percent-escapes in user and
-// password are decoded; a cluster URL takes no /db. rediss:// and rediss-cluster:// are refused
+// Parses each form:
+//   redis://[user[:password]@]host[:port][/db][?OPTIONS]
+//   redis-cluster://[user[:password]@]host[:port][,host[:port]...][?OPTIONS]
+//   redis-sentinel://[user[:password]@]host[:port][,host[:port]...]/master-name[/db][?OPTIONS]
+// OPTIONS: pubsub=MODE&replica_sync=MODE, either or both. Ports default to 6379 (26379 for a
+// sentinel); IPv6 hosts go in brackets ([::1]:7000); percent-escapes in user and password are
+// decoded; a cluster URL takes no /db. rediss:// and the other TLS schemes are refused
 // (TLS is not supported). Throws relock::error(errc::invalid_argument) naming what is wrong,
 // with the URL redacted.
 target parse_target(std::string_view url);

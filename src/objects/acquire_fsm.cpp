@@ -44,7 +44,7 @@ std::chrono::microseconds acquire_fsm::next_jitter(duration d) {
 
 acquire_fsm::action acquire_fsm::acquired() {
   if (phase_ != phase::trying) return {};
-  outage_ = false;
+  outage_ = unsynced_ = false;
   if (shutting_down_) {
     // Nobody will hear of this hold: it goes back before the caller hears cancelled.
     action a = finish(ending::shutdown, errc::cancelled);
@@ -58,7 +58,7 @@ acquire_fsm::action acquire_fsm::acquired() {
 
 acquire_fsm::action acquire_fsm::refused(duration holder_ttl, time_point now) {
   if (phase_ != phase::trying) return {};
-  outage_ = false;
+  outage_ = unsynced_ = false;
   if (shutting_down_) return finish(ending::shutdown, errc::cancelled);
   if (cancel_requested_) return finish(ending::cancelled, errc::cancelled);
   if (!wait_ || deadline_passed(now)) return finish(ending::not_acquired);
@@ -111,6 +111,18 @@ acquire_fsm::action acquire_fsm::failed(std::error_code ec, bool outage, time_po
   return a;
 }
 
+acquire_fsm::action acquire_fsm::unsynced(unsigned attempts, time_point now) {
+  if (phase_ != phase::trying) return {};
+  outage_ = false;
+  if (shutting_down_) return finish(ending::shutdown, errc::cancelled);
+  if (cancel_requested_) return finish(ending::cancelled, errc::cancelled);
+  if (++unsynced_tries_ >= attempts || deadline_passed(now)) {
+    return finish(ending::failed, errc::no_synced_replicas);
+  }
+  unsynced_ = true;
+  return sleep_for(retry_after_outage, now);
+}
+
 acquire_fsm::action acquire_fsm::subscribed(bool listening) {
   if (phase_ != phase::subscribing) return {};
   listening_ = listening;
@@ -136,8 +148,10 @@ acquire_fsm::action acquire_fsm::timer(time_point now) {
       looked_at_deadline_ = true;
       return try_now();
     }
-    // A wait that ends while Redis is still away says so, not "not acquired".
-    return outage_ ? finish(ending::outage, errc::connection) : finish(ending::not_acquired);
+    // A wait that ends while Redis is still away (or its replicas) says so, not "not acquired".
+    if (outage_) return finish(ending::outage, errc::connection);
+    if (unsynced_) return finish(ending::failed, errc::no_synced_replicas);
+    return finish(ending::not_acquired);
   }
   return try_now();
 }

@@ -88,6 +88,11 @@ class acquire_fsm {
   action acquired();
   action refused(duration holder_ttl, time_point now);
   action failed(std::error_code ec, bool outage, time_point now);
+  // The try acquired but no replica acknowledged it (the op rolls the hold back), or the master
+  // refused the write for want of replicas (NOREPLICAS): try again after retry_after_outage,
+  // `attempts` tries in all, then fail with errc::no_synced_replicas. A wait's deadline ends
+  // it sooner, with the same error.
+  action unsynced(unsigned attempts, time_point now);
   // The subscription is confirmed (`listening`), or could not be: the wait goes on without
   // messages, looking again at least every no_ttl_recheck.
   action subscribed(bool listening = true);
@@ -121,7 +126,9 @@ class acquire_fsm {
   bool queued_ = false;
   bool cancel_requested_ = false;
   bool shutting_down_ = false;
-  bool outage_ = false;              // the last try failed for want of Redis
+  bool outage_ = false;    // the last try failed for want of Redis
+  bool unsynced_ = false;  // the last try was not acknowledged by a replica
+  unsigned unsynced_tries_ = 0;
   bool looked_at_deadline_ = false;  // backoff: the last try, made at the deadline
   bool listening_ = true;            // the subscription was confirmed
 };

@@ -66,7 +66,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
 
   void act(acquire_fsm::action a) {
     if (a.take_back) release_if_taken_unseen();
-    if (a.give_back) give_back();
+    if (a.give_back) give_back("giving back at shutdown the hold on");
     if (a.give_up) give_up();
     switch (a.what) {
       case step::none:
@@ -99,6 +99,19 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
 
   void on_reply(std::error_code ec, resp::reply r) {
     const auto now = steady::now();
+    if (ec == errc::no_synced_replicas) {
+      // Written, but no replica has it (or the master refused it: NOREPLICAS): a failover could
+      // take back what it granted, so a grant goes back before anything else is tried.
+      if (!r.is_error() &&
+          request_.kind->read_acquire(r).result == acquire_reply::outcome::acquired) {
+        give_back("rolling back an unsynced acquire of");
+      }
+      last_detail_ = "no replica acknowledged the lock write within " +
+                     std::to_string(core_->settings().replica_sync_timeout.count()) + " ms (" +
+                     std::to_string(core_->settings().replica_sync_attempts) + " tries)";
+      if (r.is_error()) last_detail_ = r.str;
+      return act(fsm_.unsynced(core_->settings().replica_sync_attempts, now));
+    }
     // A failure for want of Redis may come with the connection's words as an error reply; only
     // the server's own answers go to the kind.
     if (ec && (outage(ec) || !r.is_error())) {
@@ -161,13 +174,20 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
                 });
   }
 
-  // The try acquired while the client shuts down: nobody will hear of the hold.
-  void give_back() {
+  // One hold goes back (a re-entry only counts down), under a latch of its own: the try
+  // acquired while the client shuts down (nobody will hear of the hold), or no replica
+  // acknowledged it.
+  void give_back(const char* doing) {
     release_now(core_,
                 release_request{request_.key, request_.channel, request_.owner, request_.field,
                                 request_.kind,
                                 /*cleanup=*/true},
-                [](std::error_code, std::string) {});
+                [core = core_, key = request_.key, doing](std::error_code ec, std::string detail) {
+                  if (ec && ec != errc::no_synced_replicas && ec != errc::cancelled) {
+                    core->log(log_level::warning,
+                              std::string(doing) + " '" + key + "' failed: " + detail);
+                  }
+                });
   }
 
   // The wait ends without the hold: the kind cleans what its tries left (a place in a queue).

@@ -10,6 +10,7 @@
 #include <relock/errors.hpp>
 
 #include "client_core.hpp"
+#include "master_watch.hpp"
 #include "objects/naming.hpp"
 #include "scripts/scripts.hpp"
 
@@ -52,7 +53,7 @@ const char* to_string(hold_side side) noexcept {
 namespace relock::detail {
 namespace {
 
-const exec::script inspect_script{"lock_inspect", scripts::lock_inspect};
+const exec::script inspect_script{"lock_inspect", scripts::lock_inspect, /*writes=*/false};
 
 // The script's reply, by position (lock_inspect.lua).
 enum field : std::size_t {
@@ -243,11 +244,25 @@ void start_inspect(std::shared_ptr<client_core> core, std::string name, inspect_
             // On the I/O thread, as node_of needs. Asked after the answer, so a MOVED met on
             // the way has already updated the map.
             info.node = executor.node_of(key);
+            info.synced_replicas = executor.synced_replicas();
+            info.last_acknowledged = executor.last_acknowledged();
             info.key = std::move(key);
             ec = decode(r, info);
           }
           if (ec) return done(ec, {});
-          done({}, std::move(info));
+          if (info.synced_replicas == 0) return done({}, std::move(info));
+          // How far the replicas are, asked of the master that answered.
+          executor.run(
+              info.key, resp::request{"INFO", "replication"},
+              [info = std::move(info), done = std::move(done)](std::error_code ec,
+                                                               resp::reply r) mutable {
+                if (!ec && r.is_string()) {
+                  info.online_replicas = online_replicas(r.str);
+                  info.replicas_acknowledging = caught_up_replicas(r.str);
+                }
+                done({}, std::move(info));
+              },
+              /*idempotent=*/true);
         },
         /*idempotent=*/true);
   });

@@ -91,7 +91,7 @@ void watchdog::send(hold_table::call call) {
       [this, targets = std::move(call.targets), sent_at](std::error_code ec, resp::reply r) {
         if (ec) {
           // Kept in the table: the next tick tries again while the lease lasts.
-          log(log_level::warning, "lock renewal failed: " + r.str);
+          log(log_level::warning, "lock renewal failed: " + (r.is_error() ? r.str : ec.message()));
           return;
         }
         for (const auto& lost :

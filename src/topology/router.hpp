@@ -1,9 +1,7 @@
-// Which node a key's commands go to, for every deployment: one server, or a Redis Cluster's
-// master for the key's slot. No I/O: the executor asks, performs, and tells it what the servers
-// said (a MOVED, a refreshed map).
-//
-// Sentinel and master-with-replicas plug in here later: they too answer "which node for this
-// key (and is it a write)".
+// Which node a key's commands go to, for every deployment: one server (a master with or without
+// replicas, or the master Sentinel names now), or a Redis Cluster's master for the key's slot.
+// No I/O: the executor asks, performs, and tells it what the servers said (a MOVED, a refreshed
+// map, a new master named by Sentinel).
 #pragma once
 
 #include <chrono>
@@ -24,6 +22,9 @@ class router {
   explicit router(slot_map map) : map_(std::move(map)) {}
 
   bool cluster() const { return !single_.has_value(); }
+
+  // One server: every key goes to `to` from now on (Sentinel named a new master).
+  void master_moved(node to) { single_ = std::move(to); }
 
   // The node for `key`; nullopt when the cluster map has no master for its slot (a failover
   // under way): then any node will do, and its answer (MOVED, CLUSTERDOWN) decides.

@@ -265,3 +265,34 @@ TEST(acquire_fsm, a_wait_without_its_subscription_looks_again_every_recheck) {
   ASSERT_EQ(a.what, step::sleep);
   EXPECT_EQ(*a.until, t0 + acquire_fsm::no_ttl_recheck) << "not the holder's 30 s";
 }
+
+TEST(acquire_fsm, an_unacknowledged_try_goes_again_then_fails_with_no_synced_replicas) {
+  acquire_fsm once(false, std::nullopt);
+  EXPECT_EQ(once.start().what, step::send_try);
+  // Each unsynced try pauses, then goes again: three in all.
+  auto a = once.unsynced(3, t0);
+  EXPECT_EQ(a.what, step::sleep);
+  EXPECT_EQ(a.until, t0 + acquire_fsm::retry_after_outage);
+  EXPECT_EQ(once.timer(t0 + acquire_fsm::retry_after_outage).what, step::send_try);
+  EXPECT_EQ(once.unsynced(3, t0).what, step::sleep);
+  EXPECT_EQ(once.timer(t0 + acquire_fsm::retry_after_outage).what, step::send_try);
+  a = once.unsynced(3, t0);
+  EXPECT_EQ(a.what, step::finish);
+  EXPECT_EQ(a.ec, errc::no_synced_replicas);
+
+  // A refusal in between is an ordinary refusal; a grant that is acknowledged ends it well.
+  acquire_fsm recovered(false, std::nullopt);
+  recovered.start();
+  recovered.unsynced(3, t0);
+  recovered.timer(t0 + acquire_fsm::retry_after_outage);
+  EXPECT_EQ(recovered.acquired().why, ending::acquired);
+}
+
+TEST(acquire_fsm, a_wait_whose_deadline_finds_writes_unacknowledged_says_so) {
+  auto fsm = queued_waiter(t0 + 150ms);
+  EXPECT_EQ(fsm.unsynced(10, t0 + 100ms).what, step::sleep);
+  auto a = fsm.timer(t0 + 150ms);
+  EXPECT_EQ(a.what, step::finish);
+  EXPECT_EQ(a.ec, errc::no_synced_replicas);
+  EXPECT_TRUE(a.give_up);  // it was queued
+}

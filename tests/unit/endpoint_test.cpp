@@ -166,7 +166,14 @@ TEST(parse_target, refuses_bad_urls_with_a_reason) {
     const char* says;
   };
   const row rows[] = {
-      {"http://h", "redis:// or redis-cluster://"},
+      {"http://h", "redis://, redis-cluster:// or redis-sentinel://"},
+      {"redis-sentinel://h1,h2", "no master name"},
+      {"redis-sentinel://h1,h2/", "no master name"},
+      {"redis-sentinel://h1//0", "no master name"},
+      {"redis-sentinel://h1,,h2/m", "empty host"},
+      {"redis-sentinel://h1/m/x", "database 'x'"},
+      {"redis-sentinel://h1/m?replica_sync=maybe", "auto, on or off, not 'maybe'"},
+      {"rediss-sentinel://h1/m", "TLS is not supported"},
       {"redis-cluster://", "empty host"},
       {"redis-cluster://h1,", "empty host"},
       {"redis-cluster://,h1", "empty host"},
@@ -192,6 +199,29 @@ TEST(parse_target, refuses_bad_urls_with_a_reason) {
   for (const auto& r : rows) {
     EXPECT_NE(refusal(r.url).find(r.says), std::string::npos) << r.url << " -> " << refusal(r.url);
   }
+}
+
+TEST(parse_target, sentinel_urls) {
+  auto t = parse_target(
+      "redis-sentinel://app:s%40cret@10.0.0.1:26380,10.0.0.2,[::1]:5/my%20master/2"
+      "?replica_sync=on&pubsub=classic");
+  EXPECT_EQ(t.deployment, target::mode::sentinel);
+  EXPECT_EQ(t.master_name, "my master");
+  ASSERT_EQ(t.nodes.size(), 3u);
+  // A sentinel's port defaults to Sentinel's own, 26379.
+  EXPECT_EQ(t.nodes[0].address(), "10.0.0.1:26380");
+  EXPECT_EQ(t.nodes[1].address(), "10.0.0.2:26379");
+  EXPECT_EQ(t.nodes[2].address(), "[::1]:5");
+  // The URL's credentials and database are the data nodes'.
+  EXPECT_EQ(t.nodes[0].user, "app");
+  EXPECT_EQ(t.nodes[0].password, "s@cret");
+  EXPECT_EQ(t.nodes[0].db, 2);
+  EXPECT_EQ(t.replica_sync, relock::replica_sync_mode::on);
+  EXPECT_EQ(t.pubsub, pubsub_mode::classic);
+
+  EXPECT_EQ(parse_target("redis://h?replica_sync=off").replica_sync,
+            relock::replica_sync_mode::off);
+  EXPECT_EQ(parse_target("redis://h").replica_sync, std::nullopt);
 }
 
 TEST(parse_url, a_cluster_url_is_not_one_server) {

@@ -49,6 +49,8 @@ TEST(retry_policy, table) {
        next_step::complete},
       {"TRYAGAIN", a([](attempt& x) { x.error_code = "TRYAGAIN"; }), next_step::retry_after_delay},
       {"LOADING", a([](attempt& x) { x.error_code = "LOADING"; }), next_step::retry_after_delay},
+      // A replica refused the write (the master moved): it did not run.
+      {"READONLY", a([](attempt& x) { x.error_code = "READONLY"; }), next_step::retry_after_delay},
       {"no time left", a([](attempt& x) {
          x.error_code = "TRYAGAIN";
          x.time_left = false;

@@ -1,0 +1,153 @@
+// Replica sync on a master with a replica, reached by a plain redis:// URL (data-layout §1): lock
+// writes wait for the replica, an acquire no replica acknowledged is rolled back and fails with
+// no_synced_replicas, and what refuses writes (a replica, NOREPLICAS) says so.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "lock_env.hpp"
+
+using namespace std::chrono_literals;
+
+namespace relock::test {
+namespace {
+
+constexpr auto sync_timeout = 300ms;
+constexpr unsigned sync_attempts = 3;
+
+// A master and its replica, once the master counts the replica online.
+struct replicated_pair {
+  // Diskless sync without its 5 s delay: the replica is online in milliseconds.
+  redis_server master{{.extra_config = {"repl-diskless-sync-delay 0"}}};
+  redis_server replica{{.extra_config = {"replicaof 127.0.0.1 " + std::to_string(master.port())}}};
+
+  replicated_pair() {
+    raw_client raw = raw_client::to(master);
+    const bool online = wait_until(
+        [&] {
+          return raw.command({"INFO", "replication"}).str.find("state=online") != std::string::npos;
+        },
+        30s, 20ms);
+    if (!online) throw std::runtime_error("the replica did not come online");
+  }
+
+  relock::config settings(std::string options = {}) const {
+    relock::config c = settings_for(master);
+    if (!options.empty()) c.url += "?" + options;
+    c.replica_sync_timeout = sync_timeout;
+    c.replica_sync_attempts = sync_attempts;
+    return c;
+  }
+};
+
+class replica_sync : public ::testing::Test {
+ protected:
+  replicated_pair pair;
+  raw_client raw = raw_client::to(pair.master);
+};
+
+TEST_F(replica_sync, lock_writes_wait_for_the_replica) {
+  relock::client c(pair.settings());
+  auto lock = c.lock("synced");
+  lock.lock();
+  const auto info = c.inspect("synced");
+  EXPECT_EQ(info.synced_replicas, 1);
+  EXPECT_EQ(info.last_acknowledged, 1);
+  EXPECT_EQ(info.online_replicas, 1);
+  lock.unlock();
+  // The replica has the release too: it was acknowledged before unlock returned.
+  raw_client replica = raw_client::to(pair.replica);
+  EXPECT_EQ(replica.command({"EXISTS", "synced"}).integer, 0);
+}
+
+TEST_F(replica_sync, a_stopped_replica_rolls_the_acquire_back) {
+  relock::client synced(pair.settings());
+  relock::client unsynced(pair.settings("replica_sync=off"));
+  pair.replica.pause();
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(error_of([&] { synced.lock("stalled").try_lock(); }), errc::no_synced_replicas);
+  const auto took = std::chrono::steady_clock::now() - started;
+  std::cout << "no_synced_replicas after "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms\n";
+  // Every try waited its WAIT out; none waited much more.
+  EXPECT_GE(took, sync_timeout * sync_attempts);
+  EXPECT_LT(took, (sync_timeout + 100ms) * sync_attempts + 2s);
+  EXPECT_EQ(raw.command({"EXISTS", "stalled"}).integer, 0) << "the grant was not rolled back";
+
+  // Without sync the same acquire succeeds: a failover now could take it back.
+  auto unsafe = unsynced.lock("stalled");
+  EXPECT_TRUE(unsafe.try_lock());
+  unsafe.unlock();
+
+  pair.replica.resume();
+  auto safe = synced.lock("stalled");
+  auto acquired = [&] {
+    try {
+      return safe.try_lock();
+    } catch (const relock::error&) {
+      return false;  // the replica is still catching up
+    }
+  };
+  EXPECT_TRUE(wait_until(acquired, 10s, 50ms));
+  safe.unlock();
+}
+
+TEST_F(replica_sync, a_reentry_that_is_not_acknowledged_counts_back_down) {
+  relock::client c(pair.settings());
+  auto lock = c.lock("again");
+  lock.lock();
+  pair.replica.pause();
+  EXPECT_EQ(error_of([&] { lock.try_lock(); }), errc::no_synced_replicas);
+  EXPECT_EQ(raw.command({"HGET", "again", my_field(c)}).str, "1");
+  pair.replica.resume();
+  lock.unlock();
+}
+
+TEST_F(replica_sync, an_unacknowledged_release_is_reported_and_done) {
+  relock::client c(pair.settings());
+  auto lock = c.lock("released");
+  lock.lock();
+  pair.replica.pause();
+  std::error_code ec;
+  lock.unlock(ec);
+  EXPECT_EQ(ec, errc::no_synced_replicas);
+  EXPECT_EQ(raw.command({"EXISTS", "released"}).integer, 0);
+  pair.replica.resume();
+}
+
+TEST(replica_sync_refusals, a_replica_url_is_refused) {
+  replicated_pair pair;
+  relock::config c = settings_for(pair.replica);
+  try {
+    relock::client refused(c);
+    FAIL() << "connected to a replica";
+  } catch (const relock::error& e) {
+    EXPECT_EQ(e.code(), errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("is a replica"), std::string::npos) << e.what();
+  }
+}
+
+TEST(replica_sync_refusals, sync_on_without_replicas_fails_and_leaves_nothing) {
+  redis_server server;
+  relock::config c = settings_for(server);
+  c.replica_sync = replica_sync_mode::on;
+  c.replica_sync_timeout = sync_timeout;
+  c.replica_sync_attempts = 1;
+  relock::client client(c);
+  EXPECT_EQ(error_of([&] { client.lock("alone").try_lock(); }), errc::no_synced_replicas);
+  raw_client raw = raw_client::to(server);
+  EXPECT_EQ(raw.command({"EXISTS", "alone"}).integer, 0);
+}
+
+TEST(replica_sync_refusals, noreplicas_is_a_typed_error) {
+  redis_server server({.extra_config = {"min-replicas-to-write 1"}});
+  relock::config c = settings_for(server);
+  c.replica_sync_attempts = 2;
+  relock::client client(c);
+  EXPECT_EQ(error_of([&] { client.lock("guarded").try_lock(); }), errc::no_synced_replicas);
+  raw_client raw = raw_client::to(server);
+  EXPECT_EQ(raw.command({"EXISTS", "guarded"}).integer, 0);
+}
+
+}  // namespace
+}  // namespace relock::test
