@@ -32,6 +32,9 @@ struct global_options {
   bool url_given = false;  // --url or $RELOCK_URL, as opposed to the built-in default
   std::optional<std::string> watchdog_seconds;  // as typed: to_duration checks it
   std::string pubsub;                           // --pubsub: auto, sharded, classic, both; "" unset
+  std::string replica_sync;                     // --replica-sync: auto, on, off; "" unset
+  std::string sentinel_user;                    // --sentinel-user
+  std::string sentinel_password;                // --sentinel-password or $RELOCK_SENTINEL_PASSWORD
   bool json = false;
 };
 

@@ -19,7 +19,11 @@ constexpr const char* synopsis =
   relock demo [--workers N] [--iterations M] [--cluster]
 
 URL: redis://[user[:password]@]host[:port][/db], or a Redis Cluster by any of
-its nodes: redis-cluster://[user[:password]@]host:port[,host:port...]
+its nodes: redis-cluster://[user[:password]@]host:port[,host:port...], or the
+master that Sentinel watches: redis-sentinel://[user[:password]@]host:port[,...]/MASTER
+(the URL's credentials are the data nodes'; the sentinels' go in --sentinel-user
+and --sentinel-password or $RELOCK_SENTINEL_PASSWORD). With replicas, lock writes
+wait for one to acknowledge them (--replica-sync).
 )";
 
 constexpr const char* exit_codes = R"(Exit codes:
@@ -90,8 +94,9 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
   g.url_given = env_url != nullptr && *env_url != '\0';
   g.url = g.url_given ? env_url : "redis://127.0.0.1:6379";
   auto* url = app.add_option("--url", g.url,
-                             "redis://[user[:password]@]host[:port][/db] or "
-                             "redis-cluster://host:port[,host:port...]; "
+                             "redis://[user[:password]@]host[:port][/db], "
+                             "redis-cluster://host:port[,host:port...] or "
+                             "redis-sentinel://host:port[,host:port...]/MASTER; "
                              "default $RELOCK_URL, then redis://127.0.0.1:6379")
                   ->type_name("URL");
   app.add_option("--watchdog-timeout", g.watchdog_seconds,
@@ -103,6 +108,19 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
                  "both (a fleet mixing Redisson 3.18 and 4.x); the URL's ?pubsub= also works")
       ->check(CLI::IsMember({"auto", "sharded", "classic", "both"}))
       ->type_name("MODE");
+  app.add_option("--replica-sync", g.replica_sync,
+                 "wait for a replica to acknowledge each lock write: auto (whenever the master "
+                 "has replicas), on, off; the URL's ?replica_sync= also works")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->type_name("MODE");
+  app.add_option("--sentinel-user", g.sentinel_user, "the sentinels' ACL user, when they have one")
+      ->type_name("USER");
+  const char* env_sentinel_password = std::getenv("RELOCK_SENTINEL_PASSWORD");
+  if (env_sentinel_password != nullptr) g.sentinel_password = env_sentinel_password;
+  app.add_option("--sentinel-password", g.sentinel_password,
+                 "the sentinels' password (default $RELOCK_SENTINEL_PASSWORD, which keeps it out "
+                 "of the process list)")
+      ->type_name("PW");
   app.add_flag("--json", g.json, "status, unlock, demo: print one JSON object");
 
   run_options& r = c.run;

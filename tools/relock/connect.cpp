@@ -93,6 +93,10 @@ relock::config make_config(const global_options& g) {
   if (g.pubsub == "sharded") c.publish = relock::publish_mode::sharded;
   if (g.pubsub == "classic") c.publish = relock::publish_mode::classic;
   if (g.pubsub == "both") c.publish = relock::publish_mode::both;
+  if (g.replica_sync == "on") c.replica_sync = relock::replica_sync_mode::on;
+  if (g.replica_sync == "off") c.replica_sync = relock::replica_sync_mode::off;
+  c.sentinel_user = g.sentinel_user;
+  c.sentinel_password = g.sentinel_password;
   if (g.watchdog_seconds) {
     c.watchdog_lease = to_duration(*g.watchdog_seconds, "--watchdog-timeout", true);
   }
@@ -107,8 +111,10 @@ void fail_with(const global_options& g, const std::system_error& e, const std::s
                                   "); start it, or point --url or $RELOCK_URL at a running one");
   }
   if (code == relock::errc::auth_failed) {
-    throw failure(exit_usage, where + " refused our credentials (" + e.what() +
-                                  "); put user:password@ in the URL");
+    const bool sentinel = std::string_view(e.what()).starts_with("sentinel ");
+    throw failure(exit_usage, where + " refused our credentials (" + e.what() + "); " +
+                                  (sentinel ? "give the sentinels' own with --sentinel-password"
+                                            : "put user:password@ in the URL"));
   }
   throw failure(exit_usage, doing + ": " + e.what());
 }

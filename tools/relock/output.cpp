@@ -64,6 +64,9 @@ void print(const lock_status& s, bool as_json) {
     }
     std::cout << json{{"name", s.name},
                       {"node", s.node},
+                      {"synced_replicas", s.synced_replicas},
+                      {"online_replicas", or_null(s.online_replicas)},
+                      {"replicas_acknowledging", or_null(s.replicas_acknowledging)},
                       {"kind", s.kind},
                       {"locked", s.locked},
                       {"remaining_lease_ms", or_null(s.remaining_lease_ms)},
@@ -84,6 +87,15 @@ void print(const lock_status& s, bool as_json) {
   if (s.fencing_token) head += ", last fencing token " + std::to_string(*s.fencing_token);
   std::printf("%s\n", head.c_str());
   std::printf("  node %s\n", s.node.c_str());
+  if (s.synced_replicas > 0) {
+    // The master's view: replicas report their offset each second.
+    auto count = [](const std::optional<int>& n) { return n ? std::to_string(*n) : "?"; };
+    std::printf(
+        "  replica sync: lock writes wait for %d replica(s); the master has %s online, %s of them "
+        "acknowledged its latest write\n",
+        s.synced_replicas, count(s.online_replicas).c_str(),
+        count(s.replicas_acknowledging).c_str());
+  }
   if (!s.holders.empty()) {
     // Owner fields are "<36-char client id>:<thread id>": 58 columns fit the longest.
     std::printf("  %-58s %-9s %s\n", "OWNER", "SIDE", "HOLDS");

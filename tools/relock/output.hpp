@@ -28,6 +28,9 @@ struct waiter {
 struct lock_status {
   std::string name;
   std::string node;  // host:port of the server that serves it (in a cluster, its slot's master)
+  int synced_replicas = 0;             // replica sync: each lock write waits for so many (0: off)
+  std::optional<int> online_replicas;  // as the master says
+  std::optional<int> replicas_acknowledging;  // of them, those that have its latest write
   std::string kind;  // lock, fair, fenced, read-write: what the data in Redis shows
   bool locked = false;
   std::optional<std::int64_t> remaining_lease_ms;  // none: free, or held without expiry

@@ -21,6 +21,9 @@ lock_status shown(const relock::lock_info& info) {
   lock_status s;
   s.name = info.name;
   s.node = info.node;
+  s.synced_replicas = info.synced_replicas;
+  s.online_replicas = info.online_replicas;
+  s.replicas_acknowledging = info.replicas_acknowledging;
   // A free plain lock stores nothing: to the user it is a lock all the same.
   s.kind = info.kind == relock::object_kind::none ? "lock" : relock::to_string(info.kind);
   s.locked = info.redis_type == "hash";
