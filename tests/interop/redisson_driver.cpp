@@ -165,8 +165,7 @@ void redisson_driver::check_jar(const std::string& jar) {
 
 redisson_driver::redisson_driver(std::string jar, std::string url,
                                  std::chrono::milliseconds watchdog)
-    : redisson_driver(std::move(jar), std::move(url),
-                      options{watchdog, {}, std::chrono::seconds(30), {}, {}}) {}
+    : redisson_driver(std::move(jar), std::move(url), options{.watchdog = watchdog}) {}
 
 redisson_driver::redisson_driver(std::string jar, std::string url, options opts)
     : jar_(std::move(jar)), url_(std::move(url)), opts_(std::move(opts)) {
@@ -182,6 +181,23 @@ redisson_driver::redisson_driver(std::string jar, std::string url, options opts)
   if (!opts_.sharded_subscription.empty()) {
     argv.push_back("--sharded-subscription");
     argv.push_back(opts_.sharded_subscription);
+  }
+  // A redis-sentinel:// url went through --url above unchanged: the driver reads relock's form.
+  for (const auto& replica : opts_.replicas) {
+    argv.push_back("--replica");
+    argv.push_back(replica);
+  }
+  if (!opts_.sentinel_username.empty()) {
+    argv.push_back("--sentinel-username");
+    argv.push_back(opts_.sentinel_username);
+  }
+  if (!opts_.sentinel_password.empty()) {
+    argv.push_back("--sentinel-password");
+    argv.push_back(opts_.sentinel_password);
+  }
+  if (!opts_.read_mode.empty()) {
+    argv.push_back("--read-mode");
+    argv.push_back(opts_.read_mode);
   }
   start(argv);
 

@@ -46,6 +46,17 @@ class redisson_driver {
     // --sharded-subscription auto|on|off (with cluster_nodes only); empty = Redisson's default.
     // 4.x: ClusterServersConfig.setShardedSubscriptionMode; 3.18.1 accepts only "off".
     std::string sharded_subscription{};
+    // host:port, one --replica each; non-empty = useMasterSlaveServers() with the (redis://)
+    // url's server as master and these as slaves.
+    std::vector<std::string> replicas{};
+    // --sentinel-password / --sentinel-username (with a redis-sentinel:// url only): the
+    // sentinels' own credentials; the url's userinfo is the data nodes'. Empty = none.
+    std::string sentinel_password{};
+    std::string sentinel_username{};
+    // --read-mode master|slave|master_slave (with replicas or a redis-sentinel:// url only);
+    // empty = master. Redisson 3.18.1 sends no WAIT after lock writes with master (it never
+    // counts its slaves then); 4.x sends WAIT <slaves> 1000 in every mode.
+    std::string read_mode{};
   };
 
   redisson_driver(std::string jar, std::string url, options opts);

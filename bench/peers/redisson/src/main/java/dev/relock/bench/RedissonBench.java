@@ -42,8 +42,11 @@ import org.redisson.api.RReadWriteLock;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.BaseConfig;
+import org.redisson.config.BaseMasterSlaveServersConfig;
 import org.redisson.config.ClusterServersConfig;
 import org.redisson.config.Config;
+import org.redisson.config.MasterSlaveServersConfig;
+import org.redisson.config.ReadMode;
 import org.redisson.config.SingleServerConfig;
 
 /**
@@ -59,7 +62,11 @@ import org.redisson.config.SingleServerConfig;
  * own and is refused), cluster-n-locks: n-locks with a redis-cluster://h1:p1,h2:p2 URL, which
  * configures useClusterServers() with those nodes (the probe then sums over them), and the
  * other lock kinds (issue #17): fair-handoff (handoff on RFairLock, with a FIFO check) and
- * fenced-uncontended (uncontended with RFencedLock.lockAndGetToken()).
+ * fenced-uncontended (uncontended with RFencedLock.lockAndGetToken()). A master with replicas is
+ * the bench's own URL form redis://host:port?replicas=host:port[,host:port...]:
+ * useMasterSlaveServers() with that master and those slaves, reading from the master, so
+ * Redisson's default lock sync applies (WAIT after every lock write; bench/run's
+ * uncontended-synced); the probe watches the master only.
  * Each mirrors its C++ twin in bench/*.cpp line by line: the same lock names, the same loops,
  * the same count bounds (per thread) and time bounds, the same grace before a blocked lock() is
  * cancelled (here: Thread.interrupt on lockInterruptibly()), the same server probe (CONFIG
@@ -1192,7 +1199,14 @@ public final class RedissonBench {
   /**
    * Redisson's defaults for a single server (redis://) or a cluster
    * (redis-cluster://[user:pass@]h1:p1,h2:p2..., relock's form: useClusterServers() with every
-   * node named as a seed); only the addresses (and credentials) are set.
+   * node named as a seed); only the addresses (and credentials) are set. A master with replicas
+   * is redis://[user:pass@]host:port?replicas=host:port[,host:port...] (the bench's own
+   * convention): useMasterSlaveServers() with that master and those slaves, and ReadMode.MASTER
+   * (Redisson's default reads replicas, which lag behind; the lock calls are writes, which go to
+   * the master in any mode, and in 4.x the WAIT after them does not depend on the read mode);
+   * everything else Redisson's default, so its lock sync (checkLockSyncedSlaves, WAIT n after
+   * every lock write, slavesSyncTimeout 1000 ms) applies. Other query options (relock's) are
+   * ignored.
    */
   static Config buildConfig(String url) {
     final String clusterScheme = "redis-cluster://";
@@ -1226,6 +1240,25 @@ public final class RedissonBench {
       throw new UsageException("URL needs a host: " + url);
     }
     int port = uri.getPort() > 0 ? uri.getPort() : 6379;
+    List<String> replicas = replicas(uri.getRawQuery());
+    if (!replicas.isEmpty()) {
+      Config config = new Config();
+      MasterSlaveServersConfig ms = config.useMasterSlaveServers();
+      ms.setMasterAddress(scheme + "://" + uri.getHost() + ":" + port);
+      for (String replica : replicas) {
+        ms.addSlaveAddress(scheme + "://" + (replica.contains(":") ? replica : replica + ":6379"));
+      }
+      ms.setReadMode(ReadMode.MASTER);
+      String userInfo = uri.getRawUserInfo();
+      if (userInfo != null && !userInfo.isEmpty()) {
+        credentials(ms, userInfo);
+      }
+      String path = uri.getPath();
+      if (path != null && path.length() > 1) {
+        ms.setDatabase(Integer.parseInt(path.substring(1)));
+      }
+      return config;
+    }
     Config config = new Config();
     SingleServerConfig sc = config.useSingleServer();
     sc.setAddress(scheme + "://" + uri.getHost() + ":" + port);
@@ -1238,6 +1271,35 @@ public final class RedissonBench {
       sc.setDatabase(Integer.parseInt(path.substring(1)));
     }
     return config;
+  }
+
+  /** The host:port list of a query's replicas=h1:p1,h2:p2 (empty without one). */
+  static List<String> replicas(String rawQuery) {
+    List<String> out = new ArrayList<>();
+    if (rawQuery == null || rawQuery.isEmpty()) {
+      return out;
+    }
+    for (String option : rawQuery.split("&")) {
+      int eq = option.indexOf('=');
+      String name = eq < 0 ? option : option.substring(0, eq);
+      if (!name.equals("replicas")) {
+        continue;
+      }
+      String value =
+          eq < 0 ? "" : URLDecoder.decode(option.substring(eq + 1), StandardCharsets.UTF_8);
+      for (String node : value.split(",", -1)) {
+        if (node.isEmpty()) {
+          throw new UsageException("empty node in replicas=" + value);
+        }
+        out.add(node);
+      }
+    }
+    return out;
+  }
+
+  /** True for useMasterSlaveServers() (buildConfig's ?replicas= form). */
+  static boolean isMasterSlave(Config c) {
+    return !c.isClusterConfig() && !c.isSingleConfig() && !c.isSentinelConfig();
   }
 
   /** user:password (URL-encoded; either part may be empty) onto a server config. */
@@ -1255,14 +1317,17 @@ public final class RedissonBench {
 
   /**
    * The variant: "4.7.0 codec=Kryo5Codec pool=64/24 sub=50/1" (version, codec, pool sizes; in a
-   * cluster the pool is each master's), with " cluster" after the version in a cluster.
+   * cluster the pool is each master's), with " cluster" after the version in a cluster and
+   * " master-slave" (the pool is the master's) with replicas.
    */
   static String variant(RedissonClient client, String version) {
     Config c = client.getConfig();
     String codec = c.getCodec() == null ? "default" : c.getCodec().getClass().getSimpleName();
-    if (c.isClusterConfig()) {
-      ClusterServersConfig cc = c.useClusterServers();  // the client's own, as used
-      return version + " cluster codec=" + codec
+    if (c.isClusterConfig() || isMasterSlave(c)) {
+      // The client's own, as used.
+      BaseMasterSlaveServersConfig<?> cc =
+          c.isClusterConfig() ? c.useClusterServers() : c.useMasterSlaveServers();
+      return version + (c.isClusterConfig() ? " cluster" : " master-slave") + " codec=" + codec
           + " pool=" + cc.getMasterConnectionPoolSize() + "/"
           + cc.getMasterConnectionMinimumIdleSize()
           + " sub=" + cc.getSubscriptionConnectionPoolSize() + "/"
@@ -1278,8 +1343,15 @@ public final class RedissonBench {
   /** Every setting that bears on the figures, for the "settings" field. */
   static String settings(RedissonClient client, String version) {
     Config c = client.getConfig();
-    BaseConfig<?> base = c.isClusterConfig() ? c.useClusterServers() : c.useSingleServer();
+    BaseConfig<?> base = c.isClusterConfig() ? c.useClusterServers()
+        : isMasterSlave(c) ? c.useMasterSlaveServers() : c.useSingleServer();
     String cluster = "";
+    if (isMasterSlave(c)) {
+      MasterSlaveServersConfig ms = c.useMasterSlaveServers();
+      cluster = " slaves=" + ms.getSlaveAddresses().size() + " read=" + ms.getReadMode()
+          + " lock_synced_slaves=" + (c.isCheckLockSyncedSlaves() ? "on" : "off")
+          + " slaves_sync_timeout=" + c.getSlavesSyncTimeout() + "ms";
+    }
     if (c.isClusterConfig()) {
       ClusterServersConfig cc = c.useClusterServers();
       cluster = " seeds=" + cc.getNodeAddresses().size() + " read=" + cc.getReadMode()

@@ -12,8 +12,10 @@ import java.lang.reflect.Method;
 import java.net.URI;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
@@ -32,7 +34,9 @@ import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.ClusterServersConfig;
 import org.redisson.config.Config;
+import org.redisson.config.MasterSlaveServersConfig;
 import org.redisson.config.ReadMode;
+import org.redisson.config.SentinelServersConfig;
 import org.redisson.config.SingleServerConfig;
 
 /**
@@ -41,7 +45,22 @@ import org.redisson.config.SingleServerConfig;
  * <pre>
  *   java -jar relock-redisson-driver-VERSION.jar --url redis://127.0.0.1:PORT
  *        [--watchdog-ms N] [--cluster host:port,host:port... [--sharded-subscription auto|on|off]]
+ *        [--replica host:port... [--read-mode master|slave|master_slave]]
+ *   java -jar relock-redisson-driver-VERSION.jar
+ *        --url redis-sentinel://[user:pass@]host:port[,host:port...]/MASTER[/db]
+ *        [--sentinel-username U] [--sentinel-password PW] [--watchdog-ms N]
+ *        [--read-mode master|slave|master_slave]
  * </pre>
+ *
+ * A redis:// URL alone is useSingleServer(); with --replica (repeatable) it is
+ * useMasterSlaveServers() with the URL's server as master and those as slaves; --cluster is
+ * useClusterServers(); a redis-sentinel:// URL (relock's form: the sentinels, then the master's
+ * name; the credentials are the data nodes', the sentinels' own come from --sentinel-*) is
+ * useSentinelServers(). Every form with replicas reads from the master (ReadMode.MASTER), unless
+ * --read-mode says otherwise (sentinel and --replica forms only). Mind that Redisson 3.18.1 with
+ * ReadMode.MASTER never initialises its slaves, counts none, and so sends no WAIT after lock
+ * writes; with its default (slave) it sends WAIT n 1000. 4.x sends WAIT n 1000 in every read
+ * mode.
  *
  * Prints {"event":"ready",...} once connected, then reads commands "ID OWNER CMD ARGS..." from
  * stdin, one per line, and answers each with exactly one JSON line on stdout. Every OWNER has its
@@ -79,7 +98,14 @@ public final class Driver {
   private static final String USAGE =
       "usage: java -jar relock-redisson-driver.jar --url redis://127.0.0.1:PORT"
           + " [--watchdog-ms N] [--cluster host:port,host:port..."
-          + " [--sharded-subscription auto|on|off]]";
+          + " [--sharded-subscription auto|on|off]]"
+          + " [--replica host:port... [--read-mode master|slave|master_slave]]\n"
+          + "       java -jar relock-redisson-driver.jar"
+          + " --url redis-sentinel://[user:pass@]host:port[,host:port...]/MASTER[/db]"
+          + " [--sentinel-username U] [--sentinel-password PW] [--watchdog-ms N]"
+          + " [--read-mode master|slave|master_slave]";
+
+  private static final String SENTINEL_SCHEME = "redis-sentinel://";
 
   // Redisson 3.18.1 has no sharded pub/sub setting and always uses SUBSCRIBE/PUBLISH in a
   // cluster; 4.x has ClusterServersConfig.setShardedSubscriptionMode (AUTO by default).
@@ -113,12 +139,26 @@ public final class Driver {
     String cluster = null;
     String sharded = null;
     long watchdogMs = -1;
+    List<String> replicas = new ArrayList<>();
+    String sentinelUsername = null;
+    String sentinelPassword = null;
+    ReadMode readMode = null;
     try {
       for (int i = 0; i < argv.length; i++) {
         String a = argv[i];
         switch (a) {
           case "--url" -> url = value(argv, ++i, a);
           case "--cluster" -> cluster = value(argv, ++i, a);
+          case "--replica" -> replicas.add(value(argv, ++i, a));
+          case "--sentinel-username" -> sentinelUsername = value(argv, ++i, a);
+          case "--sentinel-password" -> sentinelPassword = value(argv, ++i, a);
+          case "--read-mode" -> {
+            String mode = value(argv, ++i, a).toUpperCase(java.util.Locale.ROOT);
+            if (!mode.equals("MASTER") && !mode.equals("SLAVE") && !mode.equals("MASTER_SLAVE")) {
+              throw new UsageException("--read-mode must be master, slave or master_slave");
+            }
+            readMode = ReadMode.valueOf(mode);
+          }
           case "--sharded-subscription" -> {
             sharded = value(argv, ++i, a).toLowerCase(java.util.Locale.ROOT);
             if (!sharded.equals("auto") && !sharded.equals("on") && !sharded.equals("off")) {
@@ -144,6 +184,20 @@ public final class Driver {
       if (sharded != null && cluster == null) {
         throw new UsageException("--sharded-subscription needs --cluster");
       }
+      boolean sentinel = url != null && url.startsWith(SENTINEL_SCHEME);
+      if (sentinel && cluster != null) {
+        throw new UsageException("--cluster does not go with a redis-sentinel:// URL");
+      }
+      if (!replicas.isEmpty() && (cluster != null || url == null || sentinel)) {
+        throw new UsageException("--replica needs a redis:// URL (the master) and no --cluster");
+      }
+      if ((sentinelUsername != null || sentinelPassword != null) && !sentinel) {
+        throw new UsageException("--sentinel-username/--sentinel-password need a"
+            + " redis-sentinel:// URL");
+      }
+      if (readMode != null && !sentinel && replicas.isEmpty()) {
+        throw new UsageException("--read-mode needs --replica or a redis-sentinel:// URL");
+      }
     } catch (RuntimeException e) {
       System.err.println("relock-redisson-driver: " + e.getMessage());
       System.err.println(USAGE);
@@ -154,7 +208,15 @@ public final class Driver {
     String version = redissonVersion();
     Config config;
     try {
-      config = buildConfig(url, cluster, watchdogMs, sharded, version);
+      if (url != null && url.startsWith(SENTINEL_SCHEME)) {
+        config = buildSentinelConfig(url, sentinelUsername, sentinelPassword, watchdogMs,
+            readMode == null ? ReadMode.MASTER : readMode);
+      } else if (!replicas.isEmpty()) {
+        config = buildMasterSlaveConfig(url, replicas, watchdogMs,
+            readMode == null ? ReadMode.MASTER : readMode);
+      } else {
+        config = buildConfig(url, cluster, watchdogMs, sharded, version);
+      }
     } catch (RuntimeException e) {
       fatal(protocol, "bad command line: " + describe(e), 2);
       return;
@@ -176,6 +238,14 @@ public final class Driver {
     ready.put("watchdog_ms", client.getConfig().getLockWatchdogTimeout());
     if (cluster != null) {
       ready.put("sharded_subscription", shardedSubscription(config.useClusterServers()));
+    } else if (config.isSentinelConfig()) {
+      ready.put("servers", "sentinel");
+      ready.put("read_mode", config.useSentinelServers().getReadMode().toString()
+          .toLowerCase(java.util.Locale.ROOT));
+    } else if (!replicas.isEmpty()) {
+      ready.put("servers", "master_slave");
+      ready.put("read_mode", config.useMasterSlaveServers().getReadMode().toString()
+          .toLowerCase(java.util.Locale.ROOT));
     }
     driver.emit(ready);
     driver.serve(System.in);
@@ -232,23 +302,10 @@ public final class Driver {
     String password = null;
     String address = null;
     if (url != null) {
-      URI uri = URI.create(url);
-      String scheme = uri.getScheme() == null ? "redis" : uri.getScheme();
-      if (!scheme.equals("redis") && !scheme.equals("rediss")) {
-        throw new UsageException("unsupported URL scheme " + scheme);
-      }
-      if (uri.getHost() == null || uri.getPort() <= 0) {
-        throw new UsageException("URL needs host and port: " + url);
-      }
-      String userInfo = uri.getRawUserInfo();
-      if (userInfo != null && !userInfo.isEmpty()) {
-        int colon = userInfo.indexOf(':');
-        String user = colon >= 0 ? userInfo.substring(0, colon) : "";
-        String pass = colon >= 0 ? userInfo.substring(colon + 1) : userInfo;
-        username = user.isEmpty() ? null : URLDecoder.decode(user, StandardCharsets.UTF_8);
-        password = pass.isEmpty() ? null : URLDecoder.decode(pass, StandardCharsets.UTF_8);
-      }
-      address = scheme + "://" + uri.getHost() + ":" + uri.getPort();
+      Server server = Server.parse(url);
+      username = server.username();
+      password = server.password();
+      address = server.address();
     }
     if (cluster != null) {
       ClusterServersConfig cc = config.useClusterServers();
@@ -290,6 +347,165 @@ public final class Driver {
       if (password != null) {
         sc.setPassword(password);
       }
+    }
+    return config;
+  }
+
+  /**
+   * One server's redis://[user:pass@]host:port URL: its Redisson address ("redis://host:port")
+   * and the credentials (null when absent; a lone userinfo is the password).
+   */
+  record Server(String address, String username, String password) {
+    static Server parse(String url) {
+      URI uri = URI.create(url);
+      String scheme = uri.getScheme() == null ? "redis" : uri.getScheme();
+      if (!scheme.equals("redis") && !scheme.equals("rediss")) {
+        throw new UsageException("unsupported URL scheme " + scheme);
+      }
+      if (uri.getHost() == null || uri.getPort() <= 0) {
+        throw new UsageException("URL needs host and port: " + url);
+      }
+      String[] credentials = credentials(uri.getRawUserInfo());
+      return new Server(scheme + "://" + uri.getHost() + ":" + uri.getPort(), credentials[0],
+          credentials[1]);
+    }
+  }
+
+  /** URL-encoded user:pass (either may be empty; no colon: the password) as {user, pass}. */
+  private static String[] credentials(String userInfo) {
+    String[] out = new String[2];
+    if (userInfo != null && !userInfo.isEmpty()) {
+      int colon = userInfo.indexOf(':');
+      String user = colon >= 0 ? userInfo.substring(0, colon) : "";
+      String pass = colon >= 0 ? userInfo.substring(colon + 1) : userInfo;
+      out[0] = user.isEmpty() ? null : URLDecoder.decode(user, StandardCharsets.UTF_8);
+      out[1] = pass.isEmpty() ? null : URLDecoder.decode(pass, StandardCharsets.UTF_8);
+    }
+    return out;
+  }
+
+  /** A host:port (or redis://host:port) as a Redisson address; `defaultPort` when absent. */
+  private static String nodeAddress(String node, int defaultPort) {
+    String n = node.trim();
+    if (n.isEmpty()) {
+      throw new UsageException("empty host:port");
+    }
+    if (n.contains("://")) {
+      return n;
+    }
+    // host, host:port, [v6]:port
+    boolean hasPort = n.startsWith("[") ? n.contains("]:") : n.indexOf(':') >= 0;
+    return "redis://" + (hasPort ? n : n + ":" + defaultPort);
+  }
+
+  /**
+   * useMasterSlaveServers(): the redis:// URL's server as master, `replicas` (host:port) as
+   * slaves. Reads from the master by default (readMode), as in a cluster: Redisson's default
+   * (SLAVE) reads replicas, which replicate asynchronously. Everything else Redisson's default
+   * (its lock writes are followed by WAIT: 4.x always, 3.18.1 only when readMode is not MASTER,
+   * see the class comment).
+   */
+  static Config buildMasterSlaveConfig(String url, List<String> replicas, long watchdogMs,
+      ReadMode readMode) {
+    Config config = new Config();
+    if (watchdogMs > 0) {
+      config.setLockWatchdogTimeout(watchdogMs);
+    }
+    Server master = Server.parse(url);
+    MasterSlaveServersConfig ms = config.useMasterSlaveServers();
+    ms.setMasterAddress(master.address());
+    for (String replica : replicas) {
+      ms.addSlaveAddress(nodeAddress(replica, 6379));
+    }
+    ms.setReadMode(readMode);
+    // Few idle connections: quicker start, and a readable MONITOR.
+    ms.setMasterConnectionMinimumIdleSize(2);
+    ms.setSlaveConnectionMinimumIdleSize(1);
+    ms.setSubscriptionConnectionMinimumIdleSize(1);
+    if (master.username() != null) {
+      ms.setUsername(master.username());
+    }
+    if (master.password() != null) {
+      ms.setPassword(master.password());
+    }
+    return config;
+  }
+
+  /**
+   * useSentinelServers() from relock's URL
+   * redis-sentinel://[user:pass@]host:port[,host:port...]/MASTER[/db][?relock's options]: the
+   * sentinels (port 26379 when absent), the master's name, the data nodes' credentials from the
+   * userinfo (a lone one is the password, as relock reads it) and the database; relock's own
+   * options (?replica_sync=...) mean nothing to Redisson and are ignored. The sentinels' own
+   * credentials come from --sentinel-username / --sentinel-password (both Redisson versions
+   * have setSentinelUsername/setSentinelPassword). Reads from the master by default (see
+   * buildMasterSlaveConfig). checkSentinelsList off: with it on (the default), Redisson refuses
+   * to start unless SENTINEL SENTINELS lists at least one other sentinel, so a lone sentinel, or
+   * a fresh set whose sentinels have not yet heard each other's hello messages (up to ~2 s after
+   * they start), fails with "At least two sentinels should be defined in Redis configuration".
+   */
+  static Config buildSentinelConfig(String url, String sentinelUsername, String sentinelPassword,
+      long watchdogMs, ReadMode readMode) {
+    String rest = url.substring(SENTINEL_SCHEME.length());
+    String userInfo = null;
+    int at = rest.lastIndexOf('@');
+    if (at >= 0) {
+      userInfo = rest.substring(0, at);
+      rest = rest.substring(at + 1);
+    }
+    int question = rest.indexOf('?');
+    if (question >= 0) {
+      rest = rest.substring(0, question);
+    }
+    int slash = rest.indexOf('/');
+    if (slash < 0 || slash + 1 == rest.length() || rest.charAt(slash + 1) == '/') {
+      throw new UsageException(
+          "no master name: redis-sentinel://host:port[,host:port...]/master-name: " + url);
+    }
+    String path = rest.substring(slash + 1);
+    String hosts = rest.substring(0, slash);
+    int dbSlash = path.indexOf('/');
+    String masterName =
+        URLDecoder.decode(dbSlash < 0 ? path : path.substring(0, dbSlash), StandardCharsets.UTF_8);
+    int database = 0;
+    if (dbSlash >= 0 && dbSlash + 1 < path.length()) {
+      try {
+        database = Integer.parseInt(path.substring(dbSlash + 1));
+      } catch (NumberFormatException e) {
+        throw new UsageException("bad database in " + url);
+      }
+    }
+
+    Config config = new Config();
+    if (watchdogMs > 0) {
+      config.setLockWatchdogTimeout(watchdogMs);
+    }
+    SentinelServersConfig sc = config.useSentinelServers();
+    for (String node : hosts.split(",", -1)) {
+      sc.addSentinelAddress(nodeAddress(node, 26379));
+    }
+    sc.setMasterName(masterName);
+    if (database != 0) {
+      sc.setDatabase(database);
+    }
+    sc.setCheckSentinelsList(false);
+    sc.setReadMode(readMode);
+    // Few idle connections: quicker start, and a readable MONITOR.
+    sc.setMasterConnectionMinimumIdleSize(2);
+    sc.setSlaveConnectionMinimumIdleSize(1);
+    sc.setSubscriptionConnectionMinimumIdleSize(1);
+    String[] data = credentials(userInfo);
+    if (data[0] != null) {
+      sc.setUsername(data[0]);
+    }
+    if (data[1] != null) {
+      sc.setPassword(data[1]);
+    }
+    if (sentinelUsername != null) {
+      sc.setSentinelUsername(sentinelUsername);
+    }
+    if (sentinelPassword != null) {
+      sc.setSentinelPassword(sentinelPassword);
     }
     return config;
   }
