@@ -101,16 +101,21 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     const auto now = steady::now();
     if (ec == errc::no_synced_replicas) {
       // Written, but no replica has it (or the master refused it: NOREPLICAS): a failover could
-      // take back what it granted, so a grant goes back before anything else is tried.
-      if (!r.is_error() &&
-          request_.kind->read_acquire(r).result == acquire_reply::outcome::acquired) {
-        give_back("rolling back an unsynced acquire of");
+      // take back what it granted, so a grant goes back before anything else is tried. A
+      // refusal granted nothing: it stands as it is.
+      const bool granted = !r.is_error() && request_.kind->read_acquire(r).result ==
+                                                acquire_reply::outcome::acquired;
+      if (granted || r.is_error()) {
+        if (granted) give_back("rolling back an unsynced acquire of");
+        last_detail_ = r.is_error()
+                           ? r.str
+                           : "no replica acknowledged the lock write within " +
+                                 std::to_string(core_->settings().replica_sync_timeout.count()) +
+                                 " ms (" + std::to_string(core_->settings().replica_sync_attempts) +
+                                 " tries)";
+        return act(fsm_.unsynced(core_->settings().replica_sync_attempts, now));
       }
-      last_detail_ = "no replica acknowledged the lock write within " +
-                     std::to_string(core_->settings().replica_sync_timeout.count()) + " ms (" +
-                     std::to_string(core_->settings().replica_sync_attempts) + " tries)";
-      if (r.is_error()) last_detail_ = r.str;
-      return act(fsm_.unsynced(core_->settings().replica_sync_attempts, now));
+      ec = {};
     }
     // A failure for want of Redis may come with the connection's words as an error reply; only
     // the server's own answers go to the kind.
