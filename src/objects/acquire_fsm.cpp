@@ -116,9 +116,12 @@ acquire_fsm::action acquire_fsm::unsynced(unsigned attempts, time_point now) {
   outage_ = false;
   if (shutting_down_) return finish(ending::shutdown, errc::cancelled);
   if (cancel_requested_) return finish(ending::cancelled, errc::cancelled);
-  if (++unsynced_tries_ >= attempts || deadline_passed(now)) {
-    return finish(ending::failed, errc::no_synced_replicas);
-  }
+  // A wait with a deadline rides through, as through an outage: during a failover the old
+  // master grants what no replica acknowledges until the client has moved. A single try, or a
+  // wait for ever, stops after `attempts`.
+  ++unsynced_tries_;
+  const bool over = wait_ && deadline_ ? deadline_passed(now) : unsynced_tries_ >= attempts;
+  if (over) return finish(ending::failed, errc::no_synced_replicas);
   unsynced_ = true;
   return sleep_for(retry_after_outage, now);
 }

@@ -90,8 +90,8 @@ class acquire_fsm {
   action failed(std::error_code ec, bool outage, time_point now);
   // The try acquired but no replica acknowledged it (the op rolls the hold back), or the master
   // refused the write for want of replicas (NOREPLICAS): try again after retry_after_outage,
-  // `attempts` tries in all, then fail with errc::no_synced_replicas. A wait's deadline ends
-  // it sooner, with the same error.
+  // then fail with errc::no_synced_replicas: a wait with a deadline when it passes, anything
+  // else after `attempts` tries in all.
   action unsynced(unsigned attempts, time_point now);
   // The subscription is confirmed (`listening`), or could not be: the wait goes on without
   // messages, looking again at least every no_ttl_recheck.
