@@ -172,7 +172,13 @@ void master_watch::ask_sentinel() {
                    return schedule();
                  }
                  if (auto n = topology::sentinel_view::count_replicas(replies[1])) counted(*n);
-                 if (*named != view_.master()) confirm(*named);
+                 if (*named != view_.master()) {
+                   confirm(*named);
+                 } else if (!executor_.master_up()) {
+                   // The master is down and Sentinel has not named another yet: a failover is
+                   // likely under way, so keep asking at the short gap, not the period.
+                   view_.trouble();
+                 }
                  schedule();
                });
 }

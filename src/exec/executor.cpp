@@ -1,5 +1,6 @@
 #include "exec/executor.hpp"
 
+#include <algorithm>
 #include <functional>
 
 #include <asio/dispatch.hpp>
@@ -152,6 +153,12 @@ net::connection& executor::route(std::string_view key) {
   call probe;
   probe.key = std::string(key);
   return *pick(pool_for(probe), key_hash_of(key));
+}
+
+bool executor::master_up() const {
+  const auto& connections = pools_.front()->connections;
+  return std::any_of(connections.begin(), connections.end(),
+                     [](const auto& c) { return c->ready(); });
 }
 
 void executor::sync_with(int replicas, bool aof) {

@@ -126,6 +126,8 @@ class executor {
   void move_master(const topology::node& to);
   // The one server's node: the master now (I/O thread only).
   topology::node master() const { return pools_.front()->node; }
+  // One server: a connection to it is up (I/O thread only).
+  bool master_up() const;
   // Where `key` goes now; none when the cluster map has no master for its slot (I/O thread).
   std::optional<topology::node> node_for(std::string_view key) const {
     return router_.node_for(key);
