@@ -1,0 +1,155 @@
+// relock and the real Redisson (useSentinelServers) through one Sentinel set: the single-server
+// scenarios 1-3 (tests/interop/lock_interop_test.cpp), and a Redisson waiter and a relock
+// waiter that both follow a failover. Once per Redisson version; the cases share the set
+// (support/sentinel_set.hpp), so this file runs as one CTest test.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <iostream>
+#include <thread>
+
+#include <relock/client.hpp>
+
+#include "interop_env.hpp"
+#include "redisson_driver.hpp"
+#include "support/sentinel_set.hpp"
+#include "support/wait.hpp"
+
+using namespace std::chrono_literals;
+using namespace relock::test;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+class sentinel_interop : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    redisson_driver::check_jar(GetParam());
+    set().restore();
+  }
+
+  static sentinel_set& set() { return shared_sentinel_set(); }
+  relock::config settings() const {
+    relock::config c;
+    c.url = set().url();
+    return c;
+  }
+  redisson_driver java() const { return redisson_driver(GetParam(), set().url(), 30s); }
+  raw_client master() const { return set().client(set().master_port()); }
+};
+
+long long ms_since(steady::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t).count();
+}
+
+}  // namespace
+
+// 1. Two relock threads and two Redisson owners increment one counter under one lock.
+TEST_P(sentinel_interop, mutual_exclusion_across_languages) {
+  constexpr int rounds = 100;
+  auto j = java();
+  relock::client client(settings());
+  auto a = j.send("a", "incloop shared counter " + std::to_string(rounds) + " 50");
+  auto b = j.send("b", "incloop shared counter " + std::to_string(rounds) + " 50");
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&] {
+      auto raw = master();
+      auto lk = client.lock("shared");
+      for (int i = 0; i < rounds; ++i) {
+        std::unique_lock<relock::Lock> guard(lk);
+        auto v = raw.command({"GET", "counter"});
+        std::int64_t n = v.is_nil() ? 0 : std::stoll(v.str);
+        std::this_thread::sleep_for(50us);
+        raw.command({"SET", "counter", std::to_string(n + 1)});
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& id : {a, b}) ASSERT_TRUE(j.wait_reply(id, 120s).value("ok", false));
+  EXPECT_EQ(master().command({"GET", "counter"}).str, std::to_string(4 * rounds));
+  master().command({"DEL", "counter"});
+}
+
+// 2. Redisson holds: relock gives up on time, then wakes on Redisson's unlock message.
+TEST_P(sentinel_interop, relock_waits_on_a_redisson_hold_and_wakes_on_its_unlock) {
+  auto j = java();
+  relock::client client(settings());
+  auto lk = client.lock("j-holds");
+  ASSERT_EQ(j.call_ok("a", "lock j-holds 30000"), true);
+  EXPECT_FALSE(lk.try_lock(300ms));
+  auto waiting = try_on_thread(lk, 20s);
+  std::this_thread::sleep_for(200ms);  // let it subscribe; a late one is woken by its retry
+  const auto released = steady::now();
+  ASSERT_EQ(j.call_ok("a", "unlock j-holds"), true);
+  ASSERT_EQ(waiting.wait_for(10s), std::future_status::ready);
+  auto [got, at] = waiting.get();
+  EXPECT_TRUE(got);
+  EXPECT_LT(at - released, 2s);  // the lease had 29 s left: it woke on the message
+}
+
+// 3. relock holds: Redisson waits, and wakes on relock's unlock.
+TEST_P(sentinel_interop, redisson_waits_on_a_relock_hold_and_wakes_on_its_unlock) {
+  auto j = java();
+  relock::client client(settings());
+  auto lk = client.lock("c-holds");
+  lk.lock(30s);
+  auto id = j.send("a", "trylock c-holds 20000");
+  EXPECT_THROW(j.wait_reply(id, 300ms), std::runtime_error);  // still waiting
+  const auto released = steady::now();
+  lk.unlock();
+  auto r = j.wait_reply(id, 10s);
+  EXPECT_EQ(r["result"], true) << r.dump();
+  EXPECT_LT(ns_after(released, r), 2'000'000'000);
+  j.call_ok("a", "unlock c-holds");
+}
+
+// A relock holder, a Redisson waiter and a relock waiter, through SENTINEL FAILOVER: the
+// holder's release on the new master wakes both waiters there.
+TEST_P(sentinel_interop, a_redisson_waiter_and_a_relock_waiter_follow_a_failover) {
+  auto j = java();
+  relock::client holder_client(settings());
+  relock::client waiter_client(settings());
+  auto held = holder_client.lock("moving");
+  held.lock();
+  auto java_waits = j.send("a", "trylock moving 60000");
+  auto relock_lock = waiter_client.lock("moving");
+  auto relock_waits = try_on_thread(relock_lock, 60s);
+  EXPECT_THROW(j.wait_reply(java_waits, 300ms), std::runtime_error);
+
+  const auto failover = steady::now();
+  const std::uint16_t new_master = set().failover();
+  const std::string there = "127.0.0.1:" + std::to_string(new_master);
+  ASSERT_TRUE(wait_until([&] { return holder_client.inspect("moving").node == there; }, 20s, 10ms));
+  std::cout << "new master after " << ms_since(failover) << " ms; relock holder on it\n";
+  // Give Redisson time to move too: it learns of the switch from its sentinel.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return set()
+                   .client(new_master)
+                   .command({"PUBSUB", "NUMSUB", lock_channel("moving")})
+                   .elements.at(1)
+                   .integer >= 2;
+      },
+      30s, 50ms))
+      << "the waiters did not both resubscribe on the new master";
+  std::cout << "both waiters subscribed on the new master " << ms_since(failover)
+            << " ms after the failover\n";
+  const auto released = steady::now();
+  held.unlock();
+  // One of them gets it first; relock's waiter lets go at once, Redisson's when told.
+  auto r = j.wait_reply(java_waits, 30s);
+  EXPECT_EQ(r["result"], true) << r.dump();
+  std::cout << "Redisson's waiter acquired " << ms_since(released) << " ms after the release\n";
+  j.call_ok("a", "unlock moving");
+  ASSERT_EQ(relock_waits.wait_for(30s), std::future_status::ready);
+  auto [got, at] = relock_waits.get();
+  EXPECT_TRUE(got);
+  std::cout << "relock's waiter acquired "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(at - released).count()
+            << " ms after the release\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(redisson, sentinel_interop,
+                         ::testing::ValuesIn(redisson_driver::jar_params()),
+                         [](const auto& info) { return redisson_driver::param_name(info.param); });
