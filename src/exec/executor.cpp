@@ -352,6 +352,16 @@ void executor::judge_sync(std::shared_ptr<call> c, resp::reply script_reply,
       c->redirects = 0;
       return retry_later(std::move(c));
     }
+    if (wait_aof_) {
+      // WAITAOF is Redis 7.2's: an older master falls back to WAIT, said once. The write went
+      // unacknowledged, so it counts as such (an acquire is rolled back and tried again).
+      wait_aof_ = false;
+      if (options_.log) {
+        options_.log(log_level::warning, "the server refused WAITAOF (" + wait_reply.str +
+                                             "): lock writes wait with WAIT instead");
+      }
+      return complete(*c, errc::no_synced_replicas, std::move(script_reply));
+    }
     // A server (or proxy) without WAIT: said once, loudly, and the writes go on unsynced.
     if (!std::exchange(wait_unsupported_, true) && options_.log) {
       options_.log(log_level::warning,

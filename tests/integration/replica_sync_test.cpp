@@ -3,7 +3,11 @@
 // no_synced_replicas, and what refuses writes (a replica, NOREPLICAS) says so.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "lock_env.hpp"
 
@@ -113,6 +117,77 @@ TEST_F(replica_sync, an_unacknowledged_release_is_reported_and_done) {
   EXPECT_EQ(ec, errc::no_synced_replicas);
   EXPECT_EQ(raw.command({"EXISTS", "released"}).integer, 0);
   pair.replica.resume();
+}
+
+// Records what the client logs at warning level and above.
+struct warnings {
+  std::mutex mutex;
+  std::vector<std::string> lines;
+  void attach(relock::config& c) {
+    c.log = [this](log_level level, std::string_view text) {
+      if (level < log_level::warning) return;
+      std::lock_guard guard(mutex);
+      lines.emplace_back(text);
+    };
+  }
+  std::size_t count(std::string_view part) {
+    std::lock_guard guard(mutex);
+    return static_cast<std::size_t>(std::count_if(lines.begin(), lines.end(), [&](const auto& l) {
+      return l.find(part) != std::string::npos;
+    }));
+  }
+};
+
+TEST(replica_sync_servers, a_master_without_wait_is_warned_about_once) {
+  // WAIT renamed away, as some proxies and managed services do.
+  redis_server master({.extra_config = {"repl-diskless-sync-delay 0", "rename-command WAIT \"\""}});
+  redis_server replica({.extra_config = {"replicaof 127.0.0.1 " + std::to_string(master.port())}});
+  raw_client raw = raw_client::to(master);
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return raw.command({"INFO", "replication"}).str.find("state=online") != std::string::npos;
+      },
+      30s, 20ms));
+  relock::config c = settings_for(master);
+  warnings heard;
+  heard.attach(c);
+  relock::client client(c);
+  for (int i = 0; i < 3; ++i) {
+    auto lock = client.lock("unsynced");
+    lock.lock();
+    lock.unlock();
+  }
+  EXPECT_EQ(heard.count("refused WAIT"), 1u);
+}
+
+TEST(replica_sync_servers, waitaof_only_with_the_setting_and_an_aof_master) {
+  // Redis 7.0 has no WAITAOF: an AOF master with the setting falls back to WAIT, said once;
+  // without AOF, WAITAOF is never sent (redisson/redisson#6619).
+  for (const bool aof : {false, true}) {
+    redis_server master(
+        {.extra_config = {"repl-diskless-sync-delay 0", aof ? "appendonly yes" : "appendonly no"}});
+    redis_server replica(
+        {.extra_config = {"replicaof 127.0.0.1 " + std::to_string(master.port())}});
+    raw_client raw = raw_client::to(master);
+    ASSERT_TRUE(wait_until(
+        [&] {
+          return raw.command({"INFO", "replication"}).str.find("state=online") != std::string::npos;
+        },
+        30s, 20ms));
+    relock::config c = settings_for(master);
+    c.replica_sync_aof = true;
+    warnings heard;
+    heard.attach(c);
+    relock::client client(c);
+    for (int i = 0; i < 2; ++i) {
+      auto lock = client.lock("aof");
+      lock.lock();
+      lock.unlock();
+    }
+    EXPECT_EQ(client.inspect("aof").last_acknowledged, 1);
+    const bool has_waitaof = raw.command({"COMMAND", "INFO", "WAITAOF"}).elements.at(0).is_array();
+    EXPECT_EQ(heard.count("refused WAITAOF"), aof && !has_waitaof ? 1u : 0u) << "aof " << aof;
+  }
 }
 
 TEST(replica_sync_refusals, a_replica_url_is_refused) {
