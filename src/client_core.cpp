@@ -158,19 +158,12 @@ client_core::client_core(config settings)
     };
     executor_ = std::make_unique<exec::executor>(io_, topology::router(std::move(map)),
                                                  std::move(pools), std::move(make_pool),
-                                                 exec::executor_options{settings_.command_timeout});
+                                                 executor_options(watching.sync.mode));
   } else {
     auto pool = connections_to(options.target);
     to_start = pool;
-    exec::executor_options o;
-    o.command_timeout = settings_.command_timeout;
-    o.sync_timeout = settings_.replica_sync_timeout;
-    o.sync_attempts = settings_.replica_sync_attempts;
-    o.on_trouble = [this] {
-      if (watch_) watch_->trouble();
-    };
-    o.log = settings_.log;
-    executor_ = std::make_unique<exec::executor>(io_, std::move(pool), std::move(o));
+    executor_ = std::make_unique<exec::executor>(io_, std::move(pool),
+                                                 executor_options(watching.sync.mode));
   }
   options.push_mode = true;
   const bool both = cluster && publish == publish_mode::both;
@@ -292,6 +285,20 @@ std::optional<std::pair<std::error_code, std::string>> client_core::start_watchi
   });
   started.get_future().get();
   return std::nullopt;
+}
+
+exec::executor_options client_core::executor_options(replica_sync_mode sync) {
+  exec::executor_options o;
+  o.command_timeout = settings_.command_timeout;
+  o.sync_mode = sync;
+  o.sync_timeout = settings_.replica_sync_timeout;
+  o.sync_attempts = settings_.replica_sync_attempts;
+  // One server: the master watch looks for a new master (a cluster refreshes its map itself).
+  o.on_trouble = [this] {
+    if (watch_) watch_->trouble();
+  };
+  o.log = settings_.log;
+  return o;
 }
 
 client_core::~client_core() { shutdown(); }

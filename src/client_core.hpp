@@ -110,6 +110,7 @@ class client_core {
  private:
   void begin_shutdown();
   void drain();
+  exec::executor_options executor_options(replica_sync_mode sync);
   std::optional<std::pair<std::error_code, std::string>> start_watching(
       const net::endpoint& server, master_watch_options watching, bool sentinel);
 

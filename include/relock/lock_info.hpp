@@ -53,8 +53,9 @@ struct lock_info {
   // The server that serves the key, as "host:port": the one server, or the cluster master of
   // the key's slot when inspect answered (a slot may move later).
   std::string node;
-  // Replica sync (config::replica_sync): how many replicas each lock write waits for (0: no
-  // WAIT; in a Redis Cluster relock does not sync), and how many acknowledged this client's
+  // Replica sync (config::replica_sync): how many replicas each lock write of this key waits
+  // for (0: no WAIT; in a cluster, the online replicas of its master), and how many acknowledged
+  // this client's
   // last synced write (-1: none yet). With sync on, asked of the master: its online replicas,
   // and how many of them had acknowledged its latest write when they last reported (each
   // second), so a replica that stopped shows as behind.

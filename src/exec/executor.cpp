@@ -161,6 +161,12 @@ bool executor::master_up() const {
                      [](const auto& c) { return c->ready(); });
 }
 
+int executor::synced_replicas(std::string_view key) const {
+  if (!router_.cluster()) return wait_replicas_;
+  const auto replicas = router_.map().replicas_of(topology::slot_of(key)).size();
+  return topology::replication{options_.sync_mode, static_cast<int>(replicas)}.replicas_to_wait();
+}
+
 void executor::sync_with(int replicas, bool aof) {
   wait_replicas_ = replicas;
   wait_aof_ = aof;
@@ -246,8 +252,9 @@ void executor::send(std::shared_ptr<call> c) {
     request.push(std::span<const std::string_view>(argv));
   }
   // Right behind the write, on its connection: WAIT counts that connection's writes only.
-  c->waited_for =
-      c->code != nullptr && c->code->writes && c->synced && !wait_unsupported_ ? wait_replicas_ : 0;
+  c->waited_for = c->code != nullptr && c->code->writes && c->synced && !wait_unsupported_
+                      ? synced_replicas(c->key)
+                      : 0;
   if (c->waited_for > 0) {
     request.append(wait_request(c->waited_for));
     if (!std::exchange(c->deadline_extended, true)) {

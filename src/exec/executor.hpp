@@ -61,8 +61,11 @@ std::error_code classify(const resp::reply& error_reply);
 
 struct executor_options {
   std::chrono::milliseconds command_timeout{3'000};
-  // Replica sync: how long each WAIT waits, and how many times a request that is safe to
-  // repeat waits before it fails with errc::no_synced_replicas.
+  // Replica sync: in a cluster, WAIT names the online replicas of the key's master as the map
+  // has them, as `sync_mode` sizes it (one server: sync_with() says). How long each WAIT waits,
+  // and how many times a request that is safe to repeat waits before it fails with
+  // errc::no_synced_replicas.
+  replica_sync_mode sync_mode = replica_sync_mode::auto_detect;
   std::chrono::milliseconds sync_timeout{1'000};
   unsigned sync_attempts = 3;
   // One server: something suggests the master moved (a lost connection, a write a replica
@@ -116,10 +119,11 @@ class executor {
 
   bool cluster() const { return router_.cluster(); }
 
-  // Replica sync (I/O thread only): writes are followed by WAIT for `replicas` (0: none), as
-  // WAITAOF when `aof`.
+  // Replica sync (I/O thread only): one server's writes are followed by WAIT for `replicas`
+  // (0: none), as WAITAOF when `aof`.
   void sync_with(int replicas, bool aof);
-  int synced_replicas() const { return wait_replicas_; }
+  // The replicas a write of `key` waits for now (I/O thread only).
+  int synced_replicas(std::string_view key) const;
   // Replicas that acknowledged the last synced write; -1 before the first.
   std::int64_t last_acknowledged() const { return last_acks_; }
   // One server: the master is `to` from now on; every connection leaves for it (I/O thread).

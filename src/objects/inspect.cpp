@@ -244,7 +244,7 @@ void start_inspect(std::shared_ptr<client_core> core, std::string name, inspect_
             // On the I/O thread, as node_of needs. Asked after the answer, so a MOVED met on
             // the way has already updated the map.
             info.node = executor.node_of(key);
-            info.synced_replicas = executor.synced_replicas();
+            info.synced_replicas = executor.synced_replicas(key);
             info.last_acknowledged = executor.last_acknowledged();
             info.key = std::move(key);
             ec = decode(r, info);

@@ -252,3 +252,24 @@ TEST_F(cluster_lock, two_processes_exclude_each_other_over_two_hundred_names) {
     cluster().client(cluster().owner_of(counter(i))).command({"DEL", counter(i)});  // shared
   }
 }
+
+// Every master has a replica: each lock write waits for it (data-layout §1.9), per key's master.
+TEST_F(cluster_lock, lock_writes_wait_for_the_replica_of_their_master) {
+  relock::client client(settings());
+  for (const auto& master : cluster().masters()) {
+    const std::string name = name_on(master, "synced");
+    auto lock = client.lock(name);
+    lock.lock();
+    const auto info = client.inspect(name);
+    EXPECT_EQ(info.synced_replicas, 1) << name;
+    EXPECT_EQ(info.last_acknowledged, 1) << name;
+    EXPECT_EQ(info.online_replicas, 1) << name;
+    lock.unlock();
+    // The replica had the release before unlock returned.
+    for (const auto& replica : cluster().replicas_of(master)) {
+      auto raw = cluster().client(replica);
+      raw.command({"READONLY"});
+      EXPECT_EQ(raw.command({"EXISTS", name}).integer, 0) << name;
+    }
+  }
+}
