@@ -97,6 +97,10 @@ client_core::client_core(config settings)
   watching.sync.mode = target.replica_sync.value_or(settings_.replica_sync);
   watching.command_timeout = settings_.command_timeout;
   watching.log = settings_.log;
+  if (!target.replicas.empty()) {
+    watching.listed_replicas = true;
+    watching.sync.known_replicas = static_cast<int>(target.replicas.size());
+  }
   if (sentinel) {
     // The sentinels have credentials of their own; the URL's are the data nodes'.
     watching.master_name = target.master_name;
@@ -266,8 +270,9 @@ std::optional<std::pair<std::error_code, std::string>> client_core::start_watchi
                          "), which takes no lock writes: connect to its master, or through "
                          "Sentinel with redis-sentinel://"};
   }
-  // Sentinel's count stands: a master's own may include replicas Sentinel sees as down.
-  if (!sentinel) watching.sync.known_replicas = online_replicas(r.str);
+  // Sentinel's count stands: a master's own may include replicas Sentinel sees as down. A list
+  // in the URL stands too.
+  if (!sentinel && !watching.listed_replicas) watching.sync.known_replicas = online_replicas(r.str);
   watching.aof = settings_.replica_sync_aof && info_field(r.str, "aof_enabled") == "1";
   watching.on_moved = [this](const topology::node& to) {
     if (!push_connection_) return;

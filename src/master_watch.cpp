@@ -136,6 +136,10 @@ void master_watch::ask() {
 }
 
 void master_watch::ask_master() {
+  if (options_.listed_replicas) {
+    asking_ = false;
+    return;  // nothing to learn, and no need to look again
+  }
   executor_.run(
       "", resp::request{"INFO", "replication"},
       [this, alive = alive_](std::error_code ec, resp::reply r) {

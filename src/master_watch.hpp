@@ -9,7 +9,7 @@
 // connected_slaves: a demoted master that still takes writes for a while after a failover has
 // none, and a write there must not count as synced.
 // Without Sentinel: asks the master (INFO replication) every 10 s and after trouble how many
-// replicas are online.
+// replicas are online, unless the URL lists them (?replicas=).
 //
 // I/O thread only, after start().
 #pragma once
@@ -38,6 +38,7 @@ struct master_watch_options {
   net::connection_options data;                 // for a new master's ROLE (target ignored)
   topology::replication sync;                   // the mode, and the replicas known at start
   bool aof = false;                             // WAITAOF instead of WAIT
+  bool listed_replicas = false;                 // the URL lists them: no count to ask for
   std::chrono::milliseconds command_timeout{3'000};
   std::function<void(const topology::node&)> on_moved;  // everything else follows the master
   std::function<void(log_level, std::string_view)> log;

@@ -102,8 +102,8 @@ void parse_host_port(std::string_view url, std::string_view text, endpoint& ep,
   }
 }
 
-// "pubsub=MODE&replica_sync=MODE", either or both, into `t`; an unknown option is a typo worth
-// an error.
+// "pubsub=MODE&replica_sync=MODE&replicas=HOST:PORT,...", any of them, into `t`; an unknown
+// option is a typo worth an error.
 void parse_options(std::string_view url, std::string_view query, target& t) {
   while (true) {
     const auto amp = query.find('&');
@@ -136,8 +136,21 @@ void parse_options(std::string_view url, std::string_view query, target& t) {
       } else {
         bad_url(url, "replica_sync must be auto, on or off, not '" + std::string(value) + "'");
       }
+    } else if (name == "replicas") {
+      if (!t.replicas.empty()) bad_url(url, "replicas given twice");
+      for (std::string_view rest = value;;) {
+        const auto comma = rest.find(',');
+        const auto item = rest.substr(0, comma);
+        if (item.empty()) bad_url(url, "empty host in replicas=");
+        endpoint replica;
+        parse_host_port(url, item, replica);
+        t.replicas.push_back(std::move(replica));
+        if (comma == std::string_view::npos) break;
+        rest.remove_prefix(comma + 1);
+      }
     } else {
-      bad_url(url, "unknown option '" + std::string(name) + "' (known: pubsub, replica_sync)");
+      bad_url(url,
+              "unknown option '" + std::string(name) + "' (known: pubsub, replica_sync, replicas)");
     }
     if (amp == std::string_view::npos) return;
     query = query.substr(amp + 1);
@@ -183,6 +196,9 @@ target parse_target(std::string_view url) {
   if (auto question = rest.find('?'); question != std::string_view::npos) {
     parse_options(url, rest.substr(question + 1), t);
     rest = rest.substr(0, question);
+    if (!t.replicas.empty() && (cluster || sentinel)) {
+      bad_url(url, "replicas= is for a redis:// URL to a master: Sentinel and Cluster name theirs");
+    }
   }
   if (sentinel) {
     // host:port,.../master-name[/db]

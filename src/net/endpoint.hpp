@@ -36,6 +36,9 @@ struct target {
   std::string master_name;            // sentinel: the master the sentinels know by this name
   std::optional<pubsub_mode> pubsub;  // from ?pubsub=auto|sharded|classic|both, when given
   std::optional<replica_sync_mode> replica_sync;  // from ?replica_sync=auto|on|off
+  // single: the master's replicas as ?replicas=host:port,... lists them; when given, their
+  // number sizes WAIT instead of what the master's INFO says (a server that hides INFO).
+  std::vector<endpoint> replicas;
 };
 
 // The URL with its password replaced by ***, for every message that shows a URL.
@@ -45,7 +48,8 @@ std::string redacted_url(std::string_view url);
 //   redis://[user[:password]@]host[:port][/db][?OPTIONS]
 //   redis-cluster://[user[:password]@]host[:port][,host[:port]...][?OPTIONS]
 //   redis-sentinel://[user[:password]@]host[:port][,host[:port]...]/master-name[/db][?OPTIONS]
-// OPTIONS: pubsub=MODE&replica_sync=MODE, either or both. Ports default to 6379 (26379 for a
+// OPTIONS: pubsub=MODE&replica_sync=MODE&replicas=HOST:PORT,..., any of them (replicas= on a
+// redis:// URL only). Ports default to 6379 (26379 for a
 // sentinel); IPv6 hosts go in brackets ([::1]:7000); percent-escapes in user and password are
 // decoded; a cluster URL takes no /db. rediss:// and the other TLS schemes are refused
 // (TLS is not supported). Throws relock::error(errc::invalid_argument) naming what is wrong,

@@ -33,6 +33,15 @@ struct replicated_pair {
         },
         30s, 20ms);
     if (!online) throw std::runtime_error("the replica did not come online");
+    // Online is not yet acknowledging: a fresh replica answers WAIT only after a while.
+    const bool acknowledging = wait_until(
+        [&] {
+          raw.command({"SET", "replicated-pair:probe", "1"});
+          return raw.command({"WAIT", "1", "100"}).integer == 1;
+        },
+        30s, 10ms);
+    raw.command({"DEL", "replicated-pair:probe"});
+    if (!acknowledging) throw std::runtime_error("the replica acknowledges no write");
   }
 
   relock::config settings(std::string options = {}) const {
@@ -62,6 +71,17 @@ TEST_F(replica_sync, lock_writes_wait_for_the_replica) {
   // The replica has the release too: it was acknowledged before unlock returned.
   raw_client replica = raw_client::to(pair.replica);
   EXPECT_EQ(replica.command({"EXISTS", "synced"}).integer, 0);
+}
+
+TEST_F(replica_sync, a_listed_replica_is_counted_without_asking_the_master) {
+  // Two listed: WAIT names two, and one acknowledgement (the one replica there is) is enough.
+  relock::client c(
+      pair.settings("replicas=127.0.0.1:" + std::to_string(pair.replica.port()) + ",127.0.0.1:1"));
+  auto lock = c.lock("listed");
+  lock.lock();
+  EXPECT_EQ(c.inspect("listed").synced_replicas, 2);
+  EXPECT_EQ(c.inspect("listed").last_acknowledged, 1);
+  lock.unlock();
 }
 
 TEST_F(replica_sync, a_stopped_replica_rolls_the_acquire_back) {

@@ -174,6 +174,11 @@ TEST(parse_target, refuses_bad_urls_with_a_reason) {
       {"redis-sentinel://h1/m/x", "database 'x'"},
       {"redis-sentinel://h1/m?replica_sync=maybe", "auto, on or off, not 'maybe'"},
       {"rediss-sentinel://h1/m", "TLS is not supported"},
+      {"redis://h?replicas=", "empty host in replicas="},
+      {"redis://h?replicas=a:1,,b", "empty host in replicas="},
+      {"redis://h?replicas=a:x", "port 'x'"},
+      {"redis-sentinel://h1/m?replicas=a:1", "replicas= is for a redis:// URL"},
+      {"redis-cluster://h1?replicas=a:1", "replicas= is for a redis:// URL"},
       {"redis-cluster://", "empty host"},
       {"redis-cluster://h1,", "empty host"},
       {"redis-cluster://,h1", "empty host"},
@@ -222,6 +227,11 @@ TEST(parse_target, sentinel_urls) {
   EXPECT_EQ(parse_target("redis://h?replica_sync=off").replica_sync,
             relock::replica_sync_mode::off);
   EXPECT_EQ(parse_target("redis://h").replica_sync, std::nullopt);
+
+  auto listed = parse_target("redis://m:6380?replicas=r1:6381,r2&replica_sync=on");
+  ASSERT_EQ(listed.replicas.size(), 2u);
+  EXPECT_EQ(listed.replicas[0].address(), "r1:6381");
+  EXPECT_EQ(listed.replicas[1].address(), "r2:6379");
 }
 
 TEST(parse_url, a_cluster_url_is_not_one_server) {
