@@ -194,7 +194,14 @@ void connection::retarget(endpoint where) {
   const bool same = where.host == options_.target.host && where.port == options_.target.port;
   const std::string address = where.address();
   options_.target = std::move(where);
-  if (same || state_ == state::idle || state_ == state::waiting_to_retry) return;
+  if (same || state_ == state::idle) return;
+  if (state_ == state::waiting_to_retry) {
+    // Backing off from the old master, maybe for seconds: the new one is worth trying now.
+    retry_timer_.cancel();
+    backoff_.reset();
+    connect();
+    return;
+  }
   fail(errc::connection, "leaving for the new master " + address);
 }
 
