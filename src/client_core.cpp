@@ -275,11 +275,13 @@ std::optional<std::pair<std::error_code, std::string>> client_core::start_watchi
   if (!sentinel && !watching.listed_replicas) watching.sync.known_replicas = online_replicas(r.str);
   watching.aof = settings_.replica_sync_aof && info_field(r.str, "aof_enabled") == "1";
   watching.on_moved = [this](const topology::node& to) {
-    if (!push_connection_) return;
     net::endpoint where = push_connection_->target();
     where.host = to.host;
     where.port = to.port;
     push_connection_->retarget(std::move(where));
+    // A release on the new master before our subscriber is back there would go unheard: every
+    // waiter tries again now (and once more when its channel is resubscribed).
+    waiters_->wake_everyone();
   };
   const auto master = topology::node{server.host, server.port};
   std::promise<void> started;

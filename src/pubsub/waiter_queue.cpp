@@ -63,6 +63,13 @@ bool waiter_queues::take_permit(const waiter& w) {
   return it != queues_.end() && it->second->waiters.take_permit();
 }
 
+void waiter_queues::wake_everyone() {
+  // Copied: a woken waiter may leave its queue, and the last one out erases it.
+  std::vector<std::shared_ptr<queue>> all;
+  for (auto& [channel, q] : queues_) all.push_back(q);
+  for (auto& q : all) q->waiters.wake(wake_all);
+}
+
 void waiter_queues::on_event(queue& q, const event& e) {
   if (e.kind == event_kind::resubscribed) {
     q.confirmed = true;

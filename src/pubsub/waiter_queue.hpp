@@ -36,6 +36,10 @@ class waiter_queues {
   // or it was cancelled) passes the wake on, so a release is never swallowed.
   void leave(waiter& w, bool used_wake);
 
+  // Wakes every waiter of every channel to try again: the master moved, and a release may have
+  // happened where nobody of ours was listening.
+  void wake_everyone();
+
   // True (and consumes it) when a message arrived while nobody was waiting to hear it.
   bool take_permit(const waiter& w);
 
