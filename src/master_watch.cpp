@@ -209,7 +209,9 @@ void master_watch::confirm(const topology::node& candidate) {
   auto probe = net::connection::create(io_, o);
   // The probe's callbacks hold only a weak reference: close() or the end of the reply lets it go.
   std::weak_ptr<net::connection> weak = probe;
-  auto finish = [this, candidate](bool is_master, const std::string& why) {
+  // `replicas`: those the new master's ROLE lists, until Sentinel is asked (at once): the count
+  // of the old master would make the first writes there wait for replicas it does not have.
+  auto finish = [this, candidate](bool is_master, const std::string& why, int replicas = 0) {
     confirming_ = false;
     if (!is_master) {
       log(log_level::warning, "Sentinel names " + candidate.address() + " as the master of '" +
@@ -221,8 +223,10 @@ void master_watch::confirm(const topology::node& candidate) {
     log(log_level::warning, "the master of '" + options_.master_name + "' moved from " +
                                 view_.master().address() + " to " + candidate.address());
     view_.moved(candidate);
+    counted(replicas);
     executor_.move_master(candidate);
     if (options_.on_moved) options_.on_moved(candidate);
+    trouble();  // Sentinel's count of the new master's replicas
   };
   probe->start([this, alive = alive_, weak, finish](std::error_code ec, std::string why) mutable {
     auto c = weak.lock();
@@ -236,7 +240,14 @@ void master_watch::confirm(const topology::node& candidate) {
               if (auto c = weak.lock()) c->close();
               if (!*alive) return;
               const std::string role = ec || replies.empty() ? "" : exec::role_of(replies.front());
-              if (role == "master") return finish(true, {});
+              // ROLE of a master: ["master", offset, [[ip, port, offset], ...]].
+              if (role == "master") {
+                const auto& r = replies.front();
+                const auto listed = r.elements.size() >= 3 && r.elements[2].is_array()
+                                        ? r.elements[2].elements.size()
+                                        : std::size_t{0};
+                return finish(true, {}, static_cast<int>(listed));
+              }
               finish(false, role.empty() ? "did not answer ROLE" : "says it is a " + role);
             });
   });

@@ -68,6 +68,10 @@ std::optional<int> sentinel_view::count_replicas(const resp::reply& r) {
       if (comma == std::string_view::npos) break;
       flags.remove_prefix(comma + 1);
     }
+    // A node Sentinel lists as a replica but that still says it is a master (the old master
+    // after a switchover, for the ~10 s before Sentinel converts it) acknowledges nothing.
+    const auto role = field(entry, "role-reported");
+    if (!role.empty() && role != "slave") down = true;
     if (!down) ++healthy;
   }
   return healthy;

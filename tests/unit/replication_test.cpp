@@ -47,8 +47,11 @@ TEST(sentinel_view, reads_the_master_and_counts_replicas_that_can_take_over) {
       strings({"name", "b:1", "flags", "s_down,slave"}),
       strings({"name", "c:1", "flags", "slave,disconnected"}),
       strings({"name", "d:1", "flags", "slave"}),
+      // The old master after a switchover: listed, not yet converted.
+      strings({"name", "e:1", "flags", "slave", "role-reported", "master"}),
+      strings({"name", "f:1", "flags", "slave", "role-reported", "slave"}),
   });
-  EXPECT_EQ(sentinel_view::count_replicas(replicas), 2);
+  EXPECT_EQ(sentinel_view::count_replicas(replicas), 3);
   EXPECT_EQ(sentinel_view::count_replicas(reply::make_array({})), 0);
   EXPECT_EQ(sentinel_view::count_replicas(reply::make_error("ERR")), std::nullopt);
 }
