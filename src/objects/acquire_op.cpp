@@ -106,14 +106,19 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
       const bool granted = !r.is_error() && request_.kind->read_acquire(r).result ==
                                                 acquire_reply::outcome::acquired;
       if (granted || r.is_error()) {
-        if (granted) give_back("rolling back an unsynced acquire of");
         last_detail_ = r.is_error()
                            ? r.str
                            : "no replica acknowledged the lock write within " +
                                  std::to_string(core_->settings().replica_sync_timeout.count()) +
                                  " ms (" + std::to_string(core_->settings().replica_sync_attempts) +
                                  " tries)";
-        return act(fsm_.unsynced(core_->settings().replica_sync_attempts, now));
+        if (!granted) return act(fsm_.unsynced(core_->settings().replica_sync_attempts, now));
+        // The grant is gone before anything else happens: before a caller that hears
+        // no_synced_replicas looks, and before the next try.
+        return give_back("rolling back an unsynced acquire of", [self = shared_from_this()] {
+          self->act(
+              self->fsm_.unsynced(self->core_->settings().replica_sync_attempts, steady::now()));
+        });
       }
       ec = {};
     }
@@ -182,16 +187,19 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   // One hold goes back (a re-entry only counts down), under a latch of its own: the try
   // acquired while the client shuts down (nobody will hear of the hold), or no replica
   // acknowledged it.
-  void give_back(const char* doing) {
+  // `then` runs once the release has been answered.
+  void give_back(const char* doing, std::function<void()> then = {}) {
     release_now(core_,
                 release_request{request_.key, request_.channel, request_.owner, request_.field,
                                 request_.kind,
                                 /*cleanup=*/true},
-                [core = core_, key = request_.key, doing](std::error_code ec, std::string detail) {
+                [core = core_, key = request_.key, doing, then = std::move(then)](
+                    std::error_code ec, std::string detail) {
                   if (ec && ec != errc::no_synced_replicas && ec != errc::cancelled) {
                     core->log(log_level::warning,
                               std::string(doing) + " '" + key + "' failed: " + detail);
                   }
+                  if (then) then();
                 });
   }
 

@@ -47,10 +47,16 @@ TEST(cli_sentinel, run_holds_through_a_failover_and_the_next_run_gets_the_lock_a
   EXPECT_EQ(holder.wait(20s), 0) << holder.err();
   EXPECT_EQ(waiter.wait(20s), 0) << waiter.err();
   EXPECT_EQ(set.client(new_master).command({"EXISTS", "moving"}).integer, 0);
-  // Once the old master serves as the replica, lock writes wait for it again.
+  // Once the old master serves as the replica, lock writes wait for it again: as soon as
+  // Sentinel sees it report the replica role (its INFO of a replica comes every 10 s).
   set.restore();
-  status = run_cli({"--url", url, "status", "moving"});
-  EXPECT_NE(status.out.find("replica sync: lock writes wait for 1 replica(s)"), std::string::npos)
+  EXPECT_TRUE(wait_until(
+      [&] {
+        status = run_cli({"--url", url, "status", "moving"});
+        return status.out.find("replica sync: lock writes wait for 1 replica(s)") !=
+               std::string::npos;
+      },
+      25s, 500ms))
       << status.out;
 }
 
