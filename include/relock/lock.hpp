@@ -124,6 +124,20 @@ class RELOCK_API Lock {
   // no expiry.
   std::optional<std::chrono::milliseconds> remaining_lease() const;
 
+  // --- Local validity: what this client knows without asking Redis ---
+  // Until when the calling thread's (or `o`'s) hold is certainly valid, on the steady clock:
+  // the sending time of its last confirmed acquire or renewal, plus the lease, minus a margin
+  // for the server's clock running fast (1% of the lease + 2 ms). Nothing but a fault outside
+  // the lock's rules (someone deleting the key, Redis losing data) ends the hold before then.
+  // A watchdog-renewed hold whose renewals cannot get through is reported lost (on_lost,
+  // errc::renewal_failed) by this deadline. nullopt when this client records no such hold; a
+  // time in the past when a fixed lease has run out. Answered by relock's I/O thread (no I/O).
+  std::optional<std::chrono::steady_clock::time_point> valid_until() const;
+  std::optional<std::chrono::steady_clock::time_point> valid_until(owner o) const;
+  // The same as the time left from now (zero once passed).
+  std::optional<std::chrono::milliseconds> valid_for() const;
+  std::optional<std::chrono::milliseconds> valid_for(owner o) const;
+
   // --- Async: any completion token (callback, asio::use_future, asio::use_awaitable) ---
   // The handler runs on its associated executor (relock's I/O thread when it has none). Such an
   // executor's context must outlive the client: relock posts to it from its own thread.

@@ -88,6 +88,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     ++timer_generation_;  // a timer armed before this try no longer counts
     timer_.cancel();
     waiter_.signalled = false;  // a wake from now on means: something changed, try again
+    sent_at_ = steady::now();   // the hold's validity counts from here: the script runs later
     auto call = request_.kind->acquire_call(
         acquire_context{request_.key, request_.owner, request_.lease, request_.wait,
                         core_->publish_command(), queue_timing_of(*core_)});
@@ -234,7 +235,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
       core_->watchdog().held(
           request_.key, request_.field, request_.owner, request_.lease,
           request_.watchdog ? &request_.kind->renew : nullptr, std::move(request_.on_lost),
-          request_.listen_for_loss ? request_.channel : std::string(), token_, holds_);
+          sent_at_, request_.listen_for_loss ? request_.channel : std::string(), token_, holds_);
     }
     if (tracked_) core_->untrack(*this);
     tracked_ = false;
@@ -272,9 +273,10 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   acquire_fsm fsm_;
   bool queued_ = false;
   bool tracked_ = false;
-  std::string last_detail_;  // the server's or the connection's words on the last failed try
-  std::string token_;        // what the acquiring reply handed out (a kind with tokens)
-  std::int64_t holds_ = 0;   // the owner's holds after it, when the kind's reply says
+  std::string last_detail_;       // the server's or the connection's words on the last failed try
+  std::string token_;             // what the acquiring reply handed out (a kind with tokens)
+  std::int64_t holds_ = 0;        // the owner's holds after it, when the kind's reply says
+  steady::time_point sent_at_{};  // when the last try went out
   std::optional<std::stop_callback<std::function<void()>>> stop_callback_;
 };
 

@@ -199,4 +199,35 @@ std::optional<std::chrono::milliseconds> Lock::remaining_lease() const {
   return std::chrono::milliseconds(r.integer);
 }
 
+std::optional<std::chrono::steady_clock::time_point> Lock::valid_until() const {
+  return valid_until(owner::current_thread());
+}
+
+std::optional<std::chrono::steady_clock::time_point> Lock::valid_until(owner o) const {
+  using deadline = std::optional<std::chrono::steady_clock::time_point>;
+  detail::refuse_io_thread(*core_, "valid_until");
+  auto [running, until] = detail::wait_for<bool, deadline>([&](auto done) {
+    core_->enter(
+        [core = core_, key = key_, field = field(o),
+         done = detail::completion<void(bool, deadline)>(std::move(done))](bool up) mutable {
+          if (!up) return done(false, deadline());
+          done(true, core->watchdog().valid_until(key, field));
+        });
+  });
+  if (!running) throw error(errc::cancelled, "valid_until: the client has been destroyed");
+  return until;
+}
+
+std::optional<std::chrono::milliseconds> Lock::valid_for() const {
+  return valid_for(owner::current_thread());
+}
+
+std::optional<std::chrono::milliseconds> Lock::valid_for(owner o) const {
+  const auto until = valid_until(o);
+  if (!until) return std::nullopt;
+  const auto left = *until - std::chrono::steady_clock::now();
+  if (left <= left.zero()) return std::chrono::milliseconds(0);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(left);
+}
+
 }  // namespace relock

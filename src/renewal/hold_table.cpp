@@ -7,7 +7,7 @@ namespace relock::renewal {
 hold_table::hold& hold_table::held(const std::string& key, const std::string& field,
                                    std::string owner, std::chrono::milliseconds lease,
                                    const renewer* renew,
-                                   std::function<void(std::error_code)> on_lost, time_point now,
+                                   std::function<void(std::error_code)> on_lost, time_point sent_at,
                                    std::string_view token, std::int64_t holds) {
   hold_key id{key, field};
   lost_.erase(id);
@@ -17,10 +17,11 @@ hold_table::hold& hold_table::held(const std::string& key, const std::string& fi
     h.generation = next_generation_++;
     h.first_token = token;
   }
-  // Conservative: the acquire ran on the server before its reply, so before now.
-  h.confirmed_at = now;
+  // A re-entry set the key's expiry afresh; an older confirmation says less.
+  h.confirmed_at = h.count == 0 ? sent_at : std::max(h.confirmed_at, sent_at);
   ++h.count;
   h.lease = lease;
+  h.valid_until = h.confirmed_at + lease - validity_margin(lease);
   h.renew = renew;
   h.owner = std::move(owner);
   if (on_lost) h.on_lost = std::move(on_lost);
@@ -85,7 +86,9 @@ std::vector<hold_table::lost_hold> hold_table::renewed(const std::vector<target>
     // Released or taken afresh since the renewal went out: not ours to judge.
     if (it == holds_.end() || it->second.generation != targets[i].generation) continue;
     if (reply.elements[i].integer != 0) {
-      it->second.confirmed_at = std::max(it->second.confirmed_at, sent_at);
+      hold& h = it->second;
+      h.confirmed_at = std::max(h.confirmed_at, sent_at);
+      h.valid_until = h.confirmed_at + h.lease - validity_margin(h.lease);
     } else {
       lost.push_back(lose(it, errc::lock_lost, now));
     }
@@ -97,12 +100,20 @@ std::vector<hold_table::lost_hold> hold_table::expire_unconfirmed(time_point now
   std::vector<lost_hold> lost;
   for (auto it = holds_.begin(); it != holds_.end();) {
     auto next = std::next(it);
-    if (it->second.renew != nullptr && now >= it->second.confirmed_at + it->second.lease) {
+    if (it->second.renew != nullptr && now >= it->second.valid_until) {
       lost.push_back(lose(it, errc::renewal_failed, now));
     }
     it = next;
   }
   return lost;
+}
+
+std::optional<hold_table::time_point> hold_table::next_deadline() const {
+  std::optional<time_point> earliest;
+  for (const auto& [id, h] : holds_) {
+    if (h.renew != nullptr && (!earliest || h.valid_until < *earliest)) earliest = h.valid_until;
+  }
+  return earliest;
 }
 
 std::optional<hold_table::lost_hold> hold_table::checked(const hold_key& id,

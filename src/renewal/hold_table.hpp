@@ -53,6 +53,8 @@ class hold_table {
     // When a renewal (or the acquire) that reached the server was sent: the key lives at least
     // until confirmed_at + lease.
     time_point confirmed_at{};
+    // Until when the hold is certainly ours: confirmed_at + lease - validity_margin(lease).
+    time_point valid_until{};
     pubsub::listener_ptr listener;  // the watchdog's business (listen_for_loss)
     std::string first_token;        // the token of the outermost acquisition (a fenced lock's)
   };
@@ -85,12 +87,19 @@ class hold_table {
   // Runs for every hold that leaves the table, so its owner can let go of what it attached.
   std::function<void(hold&)> on_drop;
 
-  // One more re-entry (the first takes the hold afresh, and keeps its `token`). The acquire ran
-  // before `now`. `holds`, when the server said (else 0), is the owner's count after it: 1 takes
+  // How much of a lease the holder does not count on: the server's clock may run faster than
+  // ours (1% of the lease, as the RedLock algorithm allows) plus 2 ms for the expiry's rounding.
+  static std::chrono::milliseconds validity_margin(std::chrono::milliseconds lease) {
+    return lease / 100 + std::chrono::milliseconds(2);
+  }
+
+  // One more re-entry (the first takes the hold afresh, and keeps its `token`). The acquire was
+  // sent at `sent_at`: it ran on the server after that, so the key lives at least a lease from
+  // then. `holds`, when the server said (else 0), is the owner's count after it: 1 takes
   // the hold afresh whatever the table remembers (a fixed-lease hold that expired unseen).
   hold& held(const std::string& key, const std::string& field, std::string owner,
              std::chrono::milliseconds lease, const renewer* renew,
-             std::function<void(std::error_code)> on_lost, time_point now,
+             std::function<void(std::error_code)> on_lost, time_point sent_at,
              std::string_view token = {}, std::int64_t holds = 0);
   // Before a release goes out: one re-entry fewer, the hold forgotten at zero. An unknown hold
   // plans `unknown_lease` to restore.
@@ -106,8 +115,11 @@ class hold_table {
   // found gone. Holds released or taken afresh since it went out are not judged by it.
   std::vector<lost_hold> renewed(const std::vector<target>& targets, const resp::reply& reply,
                                  time_point sent_at, time_point now);
-  // Renewing holds whose last confirmation is a whole lease old: their keys have expired.
+  // Renewing holds past their validity deadline (no renewal confirmed in time): their keys may
+  // have expired, so they are lost now, before anyone else can take the lock.
   std::vector<lost_hold> expire_unconfirmed(time_point now);
+  // The earliest validity deadline of a renewing hold; nullopt when none renews.
+  std::optional<time_point> next_deadline() const;
   // A check of one hold (HEXISTS) answered `exists`.
   std::optional<lost_hold> checked(const hold_key& id, std::uint64_t generation, bool exists,
                                    time_point now);

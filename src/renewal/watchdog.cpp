@@ -8,7 +8,8 @@ watchdog::watchdog(exec::executor& executor, pubsub::channels& subscriber, watch
     : executor_(executor),
       subscriber_(subscriber),
       options_(std::move(options)),
-      timer_(executor.io()) {
+      timer_(executor.io()),
+      deadline_timer_(executor.io()) {
   table_.on_drop = [this](hold_table::hold& h) {
     if (h.listener) subscriber_.remove(h.listener);
   };
@@ -20,10 +21,10 @@ void watchdog::log(log_level level, const std::string& text) const {
 
 void watchdog::held(const std::string& key, const std::string& field, std::string owner,
                     std::chrono::milliseconds lease, const renewer* renew,
-                    std::function<void(std::error_code)> on_lost, const std::string& listen_on,
-                    std::string_view token, std::int64_t holds) {
-  auto& h = table_.held(key, field, std::move(owner), lease, renew, std::move(on_lost),
-                        std::chrono::steady_clock::now(), token, holds);
+                    std::function<void(std::error_code)> on_lost, time_point sent_at,
+                    const std::string& listen_on, std::string_view token, std::int64_t holds) {
+  auto& h = table_.held(key, field, std::move(owner), lease, renew, std::move(on_lost), sent_at,
+                        token, holds);
   if (!listen_on.empty() && !h.listener) {
     const hold_table::hold_key id{key, field};
     const std::uint64_t generation = h.generation;
@@ -36,7 +37,10 @@ void watchdog::held(const std::string& key, const std::string& field, std::strin
         },
         [](std::error_code) {});
   }
-  if (renew != nullptr) arm(/*after_tick=*/false);
+  if (renew != nullptr) {
+    arm(/*after_tick=*/false);
+    arm_deadline();
+  }
 }
 
 void watchdog::check_still_held(const hold_table::hold_key& id, std::uint64_t generation) {
@@ -54,6 +58,28 @@ void watchdog::check_still_held(const hold_table::hold_key& id, std::uint64_t ge
 void watchdog::stop() {
   timer_.cancel();
   armed_ = false;
+  deadline_timer_.cancel();
+  deadline_armed_.reset();
+}
+
+void watchdog::arm_deadline() {
+  const auto next = table_.next_deadline();
+  if (!next || (deadline_armed_ && *deadline_armed_ <= *next)) return;
+  deadline_armed_ = *next;
+  deadline_timer_.expires_at(*next);
+  deadline_timer_.async_wait([this](std::error_code ec) {
+    if (ec) return;  // replaced by an earlier deadline, or stopped
+    deadline_armed_.reset();
+    expire_due();
+  });
+}
+
+// Renewals usually moved the deadline on since the timer was set: then this only re-arms.
+void watchdog::expire_due() {
+  for (const auto& lost : table_.expire_unconfirmed(std::chrono::steady_clock::now())) {
+    report(lost);
+  }
+  arm_deadline();
 }
 
 void watchdog::arm(bool after_tick) {
@@ -74,9 +100,7 @@ void watchdog::arm(bool after_tick) {
 }
 
 void watchdog::tick() {
-  for (const auto& lost : table_.expire_unconfirmed(std::chrono::steady_clock::now())) {
-    report(lost);
-  }
+  expire_due();
   auto calls = table_.renewals(options_.lease, options_.batch, options_.group_by_slot);
   for (auto& call : calls) send(std::move(call));
   if (!calls.empty()) arm(/*after_tick=*/true);
@@ -106,7 +130,8 @@ void watchdog::report(const hold_table::lost_hold& lost) {
   log(log_level::warning, "lock '" + lost.id.first + "' held by " + lost.id.second +
                               (lost.why == errc::lock_lost
                                    ? " was lost: the hold is gone from Redis (expired or deleted)"
-                                   : " was lost: no renewal reached Redis for a whole lease") +
+                                   : " was lost: no renewal reached Redis before its validity "
+                                     "deadline (lease minus the clock-drift margin)") +
                               "; last confirmed " + std::to_string(lost.since_confirmed.count()) +
                               " ms ago");
   const std::error_code ec = make_error_code(lost.why);

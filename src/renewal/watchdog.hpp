@@ -5,7 +5,9 @@
 // judges their replies. A renewal that finds the hold gone marks it lost:
 // it leaves the table, its on_lost and the client's on_lock_lost hear of it, and its owner's
 // next release reports errc::lock_lost. So does a hold whose renewals have all failed (server
-// unreachable) for longer than the lease: by then its key has expired on the server.
+// unreachable) until its validity deadline (hold_table::hold::valid_until): a second timer fires
+// at the earliest deadline, so the loss is reported by then, before the key can expire on the
+// server and another client take the lock.
 //
 // Order matters (Redisson #7272 came from the opposite): a hold is recorded before the acquire's
 // completion reaches the caller, and forgotten before the release script goes out, so a
@@ -19,6 +21,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include <asio/steady_timer.hpp>
@@ -50,9 +53,11 @@ class watchdog {
   // `renew` is null for a fixed lease; it is told `owner` for the hold. With a `listen_on`
   // channel, every message there (and every resubscription) checks the hold at once, so a hold
   // taken away is lost within a round trip.
+  // The acquire was sent at `sent_at`.
   void held(const std::string& key, const std::string& field, std::string owner,
             std::chrono::milliseconds lease, const renewer* renew,
-            std::function<void(std::error_code)> on_lost, const std::string& listen_on = {},
+            std::function<void(std::error_code)> on_lost,
+            std::chrono::steady_clock::time_point sent_at, const std::string& listen_on = {},
             std::string_view token = {}, std::int64_t holds = 0);
 
   // Call before sending a release: counts one hold down, and forgets the hold at zero.
@@ -70,6 +75,13 @@ class watchdog {
     const auto* h = table_.find(key, field);
     return h ? h->first_token : std::string();
   }
+  // Until when the hold is certainly valid; nullopt when none is recorded.
+  std::optional<std::chrono::steady_clock::time_point> valid_until(const std::string& key,
+                                                                   const std::string& field) const {
+    const auto* h = table_.find(key, field);
+    if (h == nullptr) return std::nullopt;
+    return h->valid_until;
+  }
   std::size_t holds() const { return table_.size(); }
   std::size_t renewals_sent() const { return renewals_sent_; }
   void stop();
@@ -79,6 +91,9 @@ class watchdog {
 
   void arm(bool after_tick);
   void tick();
+  // Arms the deadline timer for the earliest validity deadline, if it is not armed earlier.
+  void arm_deadline();
+  void expire_due();
   void send(hold_table::call call);
   void check_still_held(const hold_table::hold_key& id, std::uint64_t generation);
   void report(const hold_table::lost_hold& lost);
@@ -90,6 +105,8 @@ class watchdog {
   asio::steady_timer timer_;
   bool armed_ = false;
   time_point next_tick_{};
+  asio::steady_timer deadline_timer_;
+  std::optional<time_point> deadline_armed_;
   std::size_t renewals_sent_ = 0;
   hold_table table_;
 };

@@ -99,8 +99,10 @@ TEST(hold_table, a_reply_confirms_what_it_renewed_and_loses_what_it_found_gone) 
   auto plan = t.releasing("b", "f", 30s);
   EXPECT_TRUE(plan.lost);
   EXPECT_FALSE(t.releasing("b", "f", 30s).lost);  // said once
-  EXPECT_TRUE(t.expire_unconfirmed(t0 + 39s).empty());
-  EXPECT_EQ(t.expire_unconfirmed(t0 + 40s).size(), 1u);
+  // Confirmed at t0 + 10s: valid until 40 s minus the margin (1% of 30 s + 2 ms = 302 ms).
+  EXPECT_EQ(t.find("a", "f")->valid_until, t0 + 40s - 302ms);
+  EXPECT_TRUE(t.expire_unconfirmed(t0 + 40s - 303ms).empty());
+  EXPECT_EQ(t.expire_unconfirmed(t0 + 40s - 302ms).size(), 1u);
 }
 
 TEST(hold_table, a_reply_never_judges_a_hold_released_or_taken_afresh_since) {
@@ -117,16 +119,34 @@ TEST(hold_table, a_reply_never_judges_a_hold_released_or_taken_afresh_since) {
   EXPECT_TRUE(t.checked(now.targets[0].id, now.targets[0].generation, false, t0));
 }
 
-TEST(hold_table, a_silent_server_loses_renewing_holds_after_a_whole_lease_only) {
+TEST(hold_table, a_silent_server_loses_renewing_holds_at_their_validity_deadline) {
   hold_table t;
   t.held("w", "f", "f", 30s, &lock_renewer, {}, t0);
   t.held("fixed", "f", "f", 30s, nullptr, {}, t0);
-  EXPECT_TRUE(t.expire_unconfirmed(t0 + 29s).empty());
-  auto lost = t.expire_unconfirmed(t0 + 30s);
+  // The deadline is the lease less its margin, so the report comes before the key can expire.
+  EXPECT_EQ(t.next_deadline(), t0 + 30s - 302ms);
+  EXPECT_TRUE(t.expire_unconfirmed(t0 + 30s - 303ms).empty());
+  auto lost = t.expire_unconfirmed(t0 + 30s - 302ms);
   ASSERT_EQ(lost.size(), 1u);
   EXPECT_EQ(lost[0].id.first, "w");
   EXPECT_EQ(lost[0].why, errc::renewal_failed);
-  EXPECT_NE(t.find("fixed", "f"), nullptr);  // its lease is the server's to end
+  EXPECT_NE(t.find("fixed", "f"), nullptr);    // its lease is the server's to end
+  EXPECT_EQ(t.next_deadline(), std::nullopt);  // and it has no deadline to watch
+}
+
+TEST(hold_table, validity_counts_from_the_sending_of_the_last_confirmed_call) {
+  hold_table t;
+  t.held("a", "f", "f", 10s, &lock_renewer, {}, t0);
+  EXPECT_EQ(t.find("a", "f")->valid_until, t0 + 10s - 102ms);
+  // A re-entry sent later sets the expiry afresh; one sent earlier (a slow reply) says less.
+  t.held("a", "f", "f", 10s, &lock_renewer, {}, t0 + 2s);
+  EXPECT_EQ(t.find("a", "f")->valid_until, t0 + 12s - 102ms);
+  t.held("a", "f", "f", 10s, &lock_renewer, {}, t0 + 1s);
+  EXPECT_EQ(t.find("a", "f")->valid_until, t0 + 12s - 102ms);
+  // A renewal reply confirms from when it was sent, not from when it came back.
+  auto call = t.renewals(10s, 100, false).at(0);
+  EXPECT_TRUE(t.renewed(call.targets, answers({1}), t0 + 5s, t0 + 9s).empty());
+  EXPECT_EQ(t.find("a", "f")->valid_until, t0 + 15s - 102ms);
 }
 
 TEST(hold_table, releases_count_re_entries_down_and_restore_the_holds_lease) {
