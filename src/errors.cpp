@@ -31,7 +31,7 @@ class category_impl final : public std::error_category {
       case errc::would_deadlock:
         return "it would wait for ever (on relock's I/O thread, or for its own read hold)";
       case errc::renewal_failed:
-        return "no renewal reached Redis for a whole lease";
+        return "no renewal reached Redis before the hold's validity deadline";
       case errc::no_synced_replicas:
         return "no replica acknowledged the write";
     }

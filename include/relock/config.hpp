@@ -161,7 +161,9 @@ struct config {
 
   // Hears every hold this client lost: the lock's key, the owner field that had it, and why:
   // errc::lock_lost when the hold was found gone (key deleted or expired, field removed),
-  // errc::renewal_failed when no renewal reached Redis for a whole lease. Called on relock's I/O
+  // errc::renewal_failed when no renewal reached Redis before the hold's validity deadline
+  // (Lock::valid_until: the lease less 1% and 2 ms, from the last confirmed renewal's sending),
+  // so before its key can expire. Called on relock's I/O
   // thread (as are the two callbacks below).
   std::function<void(std::string_view key, std::string_view owner, std::error_code why)>
       on_lock_lost{};

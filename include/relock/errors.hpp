@@ -24,7 +24,7 @@ enum class errc {
   non_reentrant,         // a non-reentrant lock was taken again by its owner
   cancelled,             // the caller cancelled a wait (stop_token) or the client shut down
   would_deadlock,        // a blocking call on relock's I/O thread; a read-write upgrade
-  renewal_failed,        // no renewal reached Redis for a whole lease: the hold has expired
+  renewal_failed,        // no renewal reached Redis before the hold's validity deadline
   no_synced_replicas,    // replica sync is on and no replica acknowledged the write in time
                          // (or the master refused it: NOREPLICAS); an acquire was rolled back
 };

@@ -10,9 +10,9 @@
 //
 // Lease: with none, the hold lives config::watchdog_lease (30 s) and the client's watchdog
 // renews it every lease/3 while held; with an explicit lease, the hold simply expires then.
-// A hold that the watchdog finds gone (errc::lock_lost), or could not renew for a whole lease
-// (errc::renewal_failed), is lost: config::on_lock_lost and the hold's on_lost hear of it, and
-// the owner's next unlock reports errc::lock_lost.
+// A hold that the watchdog finds gone (errc::lock_lost), or could not renew before its validity
+// deadline (errc::renewal_failed; see valid_until()), is lost: config::on_lock_lost and the hold's
+// on_lost hear of it, and the owner's next unlock reports errc::lock_lost.
 //
 // Waiting rides through a lost connection: a dropped connection or a restarted server inside the
 // wait is a reason to reconnect, resubscribe and try again; the wait fails with
@@ -64,7 +64,7 @@ struct lock_options {
   // Ends the wait early with errc::cancelled (Java's lockInterruptibly).
   std::stop_token stop{};
   // Called on relock's I/O thread if this hold is lost, with errc::lock_lost (found gone) or
-  // errc::renewal_failed (no renewal reached Redis for a whole lease).
+  // errc::renewal_failed (no renewal reached Redis before the hold's validity deadline).
   std::function<void(std::error_code)> on_lost{};
   // While held, also listen on the lock's channel and check the hold on every message there: a
   // hold taken away (force_unlock, by any client, Java's too) reaches on_lost within a round
