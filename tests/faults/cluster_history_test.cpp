@@ -1,0 +1,99 @@
+// The fault suite on the shared Redis Cluster (3 masters + 3 replicas): worker processes take
+// fenced and plain locks over names on every master, replica sync on, while the nemesis runs a
+// graceful CLUSTER FAILOVER, a live slot migration under the holders, and a master crash.
+// Every grant the library returned was acknowledged by a replica, so none may be lost.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "support/fault_run.hpp"
+#include "support/redis_cluster.hpp"
+#include "support/wait.hpp"
+
+using namespace std::chrono_literals;
+using namespace relock::test;
+
+namespace {
+
+// Two names on each master, so every fault touches some of them.
+std::vector<std::string> names_over_masters(redis_cluster& cluster) {
+  std::vector<std::string> names;
+  for (const auto& master : cluster.masters()) {
+    for (int i = 0, found = 0; found < 2; ++i) {
+      std::string name = "fault-c" + std::to_string(master.port) + "-" + std::to_string(i);
+      if (cluster.owner_of(name).port == master.port) {
+        names.push_back(name);
+        ++found;
+      }
+    }
+  }
+  return names;
+}
+
+}  // namespace
+
+TEST(faults_cluster, workers_through_failover_migration_and_crash_leave_no_violation) {
+  redis_cluster& cluster = shared_cluster();
+  cluster.restore();
+  fault_run run("cluster");
+  const auto names = names_over_masters(cluster);
+  worker_settings s;
+  s.url = cluster.seed_url() + "?replica_sync=on";
+  s.names = names;
+  s.threads = 3;
+  s.command_timeout_ms = 1000;
+  s.until_ns = ns_from_now(120s);  // the schedule ends it: see the end
+  for (int i = 0; i < 3; ++i) run.start_worker(s);
+  auto settle = [] { std::this_thread::sleep_for(3s); };
+  settle();
+
+  // A graceful failover: the replica of names[0]'s master takes over without losing a write.
+  {
+    const auto master = cluster.owner_of(names[0]);
+    const auto replica = cluster.replicas_of(master).at(0);
+    run.fault("start", "failover", "server");
+    auto r = cluster.client(replica).command({"CLUSTER", "FAILOVER"});
+    ASSERT_FALSE(r.is_error()) << r.str;
+    ASSERT_TRUE(cluster.wait_until_promoted(replica, 30s));
+    run.fault("end", "failover", "server");
+    cluster.wait_healthy(30s);
+  }
+  settle();
+
+  // A live migration of names[2]'s slot while it is held and waited on.
+  {
+    const auto from = cluster.owner_of(names[2]);
+    cluster_node to{};
+    for (const auto& m : cluster.masters()) {
+      if (m.port != from.port) to = m;
+    }
+    run.fault("start", "migration", "server", {names[2]});
+    auto m = cluster.begin_migration(cluster.slot_of(names[2]), from, to);
+    std::this_thread::sleep_for(1s);  // holders renew through ASK, waiters wait
+    cluster.finish_migration(m);
+    run.fault("end", "migration", "server", {names[2]});
+  }
+  settle();
+
+  // A crash: names[4]'s master dies, its replica is promoted, the old master comes back.
+  {
+    const auto master = cluster.owner_of(names[4]);
+    const auto replica = cluster.replicas_of(master).at(0);
+    run.fault("start", "failover", "server");
+    cluster.kill(master);
+    ASSERT_TRUE(cluster.wait_until_promoted(replica, 30s));
+    run.fault("end", "failover", "server");
+    cluster.restart(master);
+    cluster.wait_healthy(60s);
+  }
+  settle();
+  for (std::size_t i = 0; i < run.workers(); ++i) run.kill_worker(i);
+
+  const verdict v = run.check(names, 5000);
+  std::cout << v.output << std::endl;
+  EXPECT_EQ(v.exit_code, 0) << "histories in " << run.dir();
+  cluster.restore();
+}
