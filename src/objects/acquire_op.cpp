@@ -87,6 +87,25 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   void send_try() {
     ++timer_generation_;  // a timer armed before this try no longer counts
     timer_.cancel();
+    // A take-back still on its way (resent after a lost connection) must not land after this
+    // try: it would release what the try grants. The try goes once the take-back is answered.
+    if (taking_back_ > 0) {
+      try_after_take_back_ = true;
+      // Redis may stay away for the whole wait: the deadline still ends it, as a try lost then.
+      if (request_.deadline) {
+        const unsigned generation = timer_generation_;
+        timer_.expires_at(*request_.deadline);
+        timer_.async_wait([self = shared_from_this(), generation](std::error_code) {
+          if (generation != self->timer_generation_ ||
+              !std::exchange(self->try_after_take_back_, false)) {
+            return;
+          }
+          self->act(self->fsm_.failed(errc::connection, /*outage=*/true, steady::now()));
+        });
+      }
+      return;
+    }
+    try_unanswered_ = true;
     waiter_.signalled = false;  // a wake from now on means: something changed, try again
     sent_at_ = steady::now();   // the hold's validity counts from here: the script runs later
     auto call = request_.kind->acquire_call(
@@ -100,6 +119,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
 
   void on_reply(std::error_code ec, resp::reply r) {
     const auto now = steady::now();
+    if (!outage(ec)) try_unanswered_ = false;  // the server's answer says what the try did
     if (ec == errc::no_synced_replicas) {
       // Written, but no replica has it (or the master refused it: NOREPLICAS): a failover could
       // take back what it granted, so a grant goes back before anything else is tried. A
@@ -171,18 +191,28 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   // A try whose reply never came may still have run. If this owner held nothing before, release
   // whatever it may have taken, so no hold leaks; the release is latch-protected, so it is
   // harmless when the try did not run.
+  // Every copy of it carries one latch, so once any copy has run the others change nothing;
+  // the next try waits for its answer (send_try), so no copy can run after that try.
   void release_if_taken_unseen() {
     if (core_->watchdog().held_by(request_.key, request_.field)) return;
-    release_now(core_,
-                release_request{request_.key, request_.channel, request_.owner, request_.field,
-                                request_.kind,
-                                /*cleanup=*/true},
-                [core = core_, key = request_.key](std::error_code ec, std::string) {
-                  if (!ec) {
-                    core->log(log_level::warning,
-                              "released '" + key + "' taken by an acquire whose reply was lost");
-                  }
-                });
+    if (!std::exchange(try_unanswered_, false)) return;  // no try since the last take-back
+    ++taking_back_;
+    release_now(
+        core_,
+        release_request{request_.key, request_.channel, request_.owner, request_.field,
+                        request_.kind,
+                        /*cleanup=*/true},
+        [self = shared_from_this()](std::error_code ec, std::string) {
+          if (!ec) {
+            self->core_->log(log_level::warning, "released '" + self->request_.key +
+                                                     "' taken by an acquire whose reply "
+                                                     "was lost");
+          }
+          if (--self->taking_back_ == 0 && std::exchange(self->try_after_take_back_, false)) {
+            ++self->timer_generation_;  // the deadline above no longer counts
+            self->send_try();
+          }
+        });
   }
 
   // One hold goes back (a re-entry only counts down), under a latch of its own: the try
@@ -277,6 +307,9 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   std::string token_;             // what the acquiring reply handed out (a kind with tokens)
   std::int64_t holds_ = 0;        // the owner's holds after it, when the kind's reply says
   steady::time_point sent_at_{};  // when the last try went out
+  int taking_back_ = 0;           // take-back releases not answered yet
+  bool try_after_take_back_ = false;  // a try waits for them
+  bool try_unanswered_ = false;       // a try went out and no take-back has covered it since
   std::optional<std::stop_callback<std::function<void()>>> stop_callback_;
 };
 
