@@ -89,7 +89,15 @@ verdict failover_under_a_grant(const char* sync) {
 
   const std::uint16_t master = set.master_port();
   const std::uint16_t replica = set.replica_port();
-  set.pause(replica);  // what the master writes now stays in its buffers
+  set.pause(replica);
+  // Fill the link first (the kernel buffers of both ends hold some 36 MB here), so that what
+  // the master writes next stays in its own memory and dies with it: a paused replica would
+  // otherwise read the grant from its socket once resumed.
+  {
+    raw_client m = set.client(master);
+    const std::string junk(8 << 20, 'j');
+    for (int i = 0; i < 8; ++i) m.command({"SET", "fault-junk-" + std::to_string(i), junk});
+  }
   run.fault("start", "failover", "server");
   std::future<std::optional<std::int64_t>> first = std::async(std::launch::async, [&] {
     return recorder{h, 1}.acquire(lock_a, relock::owner::unique(), 2s);
@@ -103,6 +111,7 @@ verdict failover_under_a_grant(const char* sync) {
             << "): " << (granted_a ? "granted token " + std::to_string(*granted_a) : "not granted")
             << std::endl;
   set.wait_for_new_master(master, 30s);
+  set.restart(master);  // back as the new master's replica, so a synced grant can be acknowledged
   const auto granted_b = recorder{h, 2}.acquire(lock_b, relock::owner::unique(), 10s);
   std::cout << "B (sync " << sync
             << "): " << (granted_b ? "granted token " + std::to_string(*granted_b) : "not granted")

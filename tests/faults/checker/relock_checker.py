@@ -230,11 +230,13 @@ def check_tokens(by_name, faults, res, t0):
     for name, hs in by_name.items():
         fenced = [h for h in hs if h.ok is not None and h.token is not None]
         seen = {}
+        # An acquisition's epoch is the one it was asked in: a grant by the old server may be
+        # heard just after the data loss.
         for h in sorted(fenced, key=lambda h: h.ok):
-            key = (epoch_of(name, h.ok, faults), h.token)
+            key = (epoch_of(name, h.invoke, faults), h.token)
             if key in seen:
                 first = seen[key]
-                why = breaking_between(name, first.ok, h.ok, faults)
+                why = breaking_between(name, first.invoke, h.ok, faults)
                 if why:
                     res.explained("1", why)
                 else:
@@ -248,14 +250,14 @@ def check_tokens(by_name, faults, res, t0):
         for h in sorted(fenced, key=lambda h: h.invoke):
             while i < len(completed) and completed[i].ok < h.invoke:
                 c = completed[i]
-                ep = epoch_of(name, c.ok, faults)
+                ep = epoch_of(name, c.invoke, faults)
                 if ep not in best or c.token > best[ep].token:
                     best[ep] = c
                 i += 1
-            ep = epoch_of(name, h.ok, faults)
+            ep = epoch_of(name, h.invoke, faults)
             prior = best.get(ep)
             if prior is not None and prior.owner != h.owner and prior.token >= h.token:
-                why = breaking_between(name, prior.ok, h.ok, faults)
+                why = breaking_between(name, prior.invoke, h.ok, faults)
                 if why:
                     res.explained("2", why)
                 else:
@@ -347,7 +349,9 @@ def check_register(writes, holds, faults, register, res, t0):
             fenced = inv.get("token") is not None
             # 4b: a refused write needs a reason; 4c: an accepted one is logged once.
             if fenced and ok is not None and not ok.get("accepted"):
-                why = breaking_between(name, since, until, faults) + [
+                # After a data loss the register still holds the old epoch's highest token.
+                why = [f for f in faults if f.kind in EPOCH and f.touches(name)
+                       and f.start <= until] + breaking_between(name, since, until, faults) + [
                     f for f in faults if f.kind == "pause" and f.target == inv["p"]
                     and f.overlaps(since, until)]
                 if why:
