@@ -32,7 +32,7 @@ using namespace relock::test;
 
 namespace {
 
-constexpr int default_seconds = 120;
+constexpr int default_seconds = 150;
 
 int run_seconds() {
   const char* s = std::getenv("RELOCK_FAULTS_SECONDS");
@@ -109,7 +109,7 @@ class nemesis {
   const std::map<std::string, int>& counts() const { return counts_; }
 
  private:
-  void quiet() { std::this_thread::sleep_for(std::chrono::milliseconds(pick(800, 1500))); }
+  void quiet() { std::this_thread::sleep_for(std::chrono::milliseconds(pick(1500, 2500))); }
   int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
 
   relock::resp::reply admin(std::vector<std::string> args) {
@@ -289,12 +289,14 @@ TEST(faults_single_server, every_fault_on_a_schedule_leaves_a_history_without_vi
   settings.url = "redis://127.0.0.1:" + std::to_string(proxy.port());
   settings.names = names;
   settings.wait_max_ms = 3000;  // waits long enough for a lost wake-up to show
+  settings.fenced_percent = 90;
+  settings.extra = {"writes_max=1", "hold_max_ms=1"};
   settings.until_ns = ns_from_now(std::chrono::seconds(run_seconds()));
   for (int i = 0; i < 4; ++i) run.start_worker(settings);
 
   nemesis chaos(run, server, proxy, settings, names);
   chaos.run_until(settings.until_ns - 1'000'000'000);
-  const int stuck = run.wait_workers(10s);
+  const int stuck = run.wait_workers(20s);
   std::cout << "faults injected:";
   for (const auto& [kind, n] : chaos.counts()) std::cout << " " << kind << "=" << n;
   std::cout << "; workers started " << run.workers() << ", killed at the end " << stuck

@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -50,6 +51,7 @@ struct options {
   int write_margin_ms = 30;  // a write needs this much validity left
   std::uint64_t seed = 1;
   std::int64_t stop_at_token = 0;  // stop once a fenced acquire hands out this token (0: never)
+  int writes_max = 2;              // writes per hold: 1 to this
 };
 
 std::vector<std::string> split(const std::string& s, char by) {
@@ -89,6 +91,7 @@ options parse(int argc, char** argv) {
   num("write_margin_ms", o.write_margin_ms);
   num("seed", o.seed);
   num("stop_at_token", o.stop_at_token);
+  num("writes_max", o.writes_max);
   return o;
 }
 
@@ -169,7 +172,10 @@ class worker {
     relock::Lock plain = client_.lock(name);
     relock::Lock& handle = fenced ? static_cast<relock::Lock&>(lk) : plain;
     const std::string owner = handle.owner_field(who);
-    const auto wait = std::chrono::milliseconds(uniform(rng, 0, o_.wait_max_ms));
+    // Never past the end: the harness waits for every worker to stop by then.
+    const auto left = std::max<std::int64_t>(0, (o_.until_ns - monotonic_ns()) / 1'000'000);
+    const auto wait =
+        std::chrono::milliseconds(std::min<std::int64_t>(uniform(rng, 0, o_.wait_max_ms), left));
 
     history_.append(thread, event("acquire", "invoke")
                                 .str("name", name)
@@ -214,7 +220,7 @@ class worker {
                                 .optional_integer("token", fence)
                                 .integer("valid_until", valid_ns));
 
-    const int writes = uniform(rng, 1, 2);
+    const int writes = uniform(rng, 1, o_.writes_max);
     for (int i = 0; i < writes; ++i) {
       std::this_thread::sleep_for(std::chrono::microseconds(uniform(rng, 0, o_.hold_max_ms * 500)));
       valid = handle.valid_until(who);
