@@ -24,40 +24,52 @@ void release_now(const std::shared_ptr<client_core>& core, release_request reque
   auto call = request.kind->release_call(
       release_context{request.key, request.owner, request.channel, latch, core->publish_command(),
                       plan.lease, settings.unlock_latch_ttl, queue_timing_of(*core)});
-  // The latch makes the release safe to resend after a lost connection.
-  core->executor().eval(
-      request.kind->release, std::move(call.keys), std::move(call.args),
-      [core, request = std::move(request), known = plan.known, latch = std::move(latch),
-       done = std::move(done)](std::error_code ec, resp::reply r) mutable {
-        // Released on the master, but no replica acknowledged it: the caller hears so once the
-        // release is booked like any other.
-        const bool unsynced = ec == errc::no_synced_replicas && !r.is_error();
-        if (ec && !unsynced) return done(ec, r.str);
-        if (r.is_nil()) {
-          if (known) {
-            return done(errc::lock_lost, std::string(request.kind->what) + " '" + request.key +
-                                             "' was no longer held by " + request.field +
-                                             " (its lease ran out or it was deleted)");
-          }
-          return done(errc::not_owner, std::string(request.kind->what) + " '" + request.key +
-                                           "' is not held by " + request.field);
-        }
-        if (r.integer == 1) core->watchdog().forget(request.key, request.field);
-        // The release has completed: its latch has done its work.
-        core->sweeper().discard(std::move(latch));
-        if (unsynced) {
-          return done(errc::no_synced_replicas,
-                      std::string(request.kind->what) + " '" + request.key +
-                          "' was released on the master, but no replica acknowledged it");
-        }
-        done({}, {});
-      },
-      /*idempotent=*/true,
-      // A cleanup may queue behind the very acquire that timed out: give it the latch's window.
-      cleanup ? settings.unlock_latch_ttl : std::chrono::milliseconds::zero(),
-      // A cleanup undoes a write that may not have been acknowledged: waiting for the same
-      // replica again would only hold up the caller.
-      /*synced=*/!cleanup);
+  // The latch makes the release safe to resend after a lost connection. The watchdog sends it,
+  // so that no renewal of this hold reaches Redis after it.
+  const std::string key = request.key;
+  const std::string field = request.field;
+  core->watchdog().release(
+      key, field,
+      [core, call = std::move(call), request = std::move(request), known = plan.known,
+       latch = std::move(latch), done = std::move(done), cleanup]() mutable {
+        const auto& settings = core->settings();
+        core->executor().eval(
+            request.kind->release, std::move(call.keys), std::move(call.args),
+            [core, request = std::move(request), known, latch = std::move(latch),
+             done = std::move(done)](std::error_code ec, resp::reply r) mutable {
+              core->watchdog().release_answered(request.key, request.field);
+              // Released on the master, but no replica acknowledged it: the caller hears so once
+              // the release is booked like any other.
+              const bool unsynced = ec == errc::no_synced_replicas && !r.is_error();
+              if (ec && !unsynced) return done(ec, r.str);
+              if (r.is_nil()) {
+                if (known) {
+                  return done(errc::lock_lost, std::string(request.kind->what) + " '" +
+                                                   request.key + "' was no longer held by " +
+                                                   request.field +
+                                                   " (its lease ran out or it was deleted)");
+                }
+                return done(errc::not_owner, std::string(request.kind->what) + " '" + request.key +
+                                                 "' is not held by " + request.field);
+              }
+              if (r.integer == 1) core->watchdog().forget(request.key, request.field);
+              // The release has completed: its latch has done its work.
+              core->sweeper().discard(std::move(latch));
+              if (unsynced) {
+                return done(errc::no_synced_replicas,
+                            std::string(request.kind->what) + " '" + request.key +
+                                "' was released on the master, but no replica acknowledged it");
+              }
+              done({}, {});
+            },
+            /*idempotent=*/true,
+            // A cleanup may queue behind the very acquire that timed out: give it the latch's
+            // window.
+            cleanup ? settings.unlock_latch_ttl : std::chrono::milliseconds::zero(),
+            // A cleanup undoes a write that may not have been acknowledged: waiting for the same
+            // replica again would only hold up the caller.
+            /*synced=*/!cleanup);
+      });
 }
 
 void start_release(std::shared_ptr<client_core> core, release_request request,

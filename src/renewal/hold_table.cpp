@@ -60,7 +60,7 @@ std::vector<hold_table::call> hold_table::renewals(std::chrono::milliseconds lea
                                                    std::size_t batch, bool group_by_slot) const {
   std::map<std::pair<const exec::script*, std::uint16_t>, std::vector<const hold_key*>> groups;
   for (const auto& [id, h] : holds_) {
-    if (h.renew == nullptr) continue;
+    if (h.renew == nullptr || releasing_.count(id) != 0) continue;
     const std::uint16_t slot = group_by_slot ? topology::slot_of(id.first) : 0;
     groups[{&h.renew->script, slot}].push_back(&id);
   }
@@ -122,6 +122,33 @@ std::optional<hold_table::lost_hold> hold_table::checked(const hold_key& id,
   auto it = holds_.find(id);
   if (exists || it == holds_.end() || it->second.generation != generation) return std::nullopt;
   return lose(it, errc::lock_lost, now);
+}
+
+namespace {
+
+// One fewer in flight; the entry goes at zero. True when it went.
+bool count_down(std::map<hold_table::hold_key, int>& counts, const hold_table::hold_key& id) {
+  auto it = counts.find(id);
+  if (it == counts.end()) return false;
+  if (--it->second > 0) return false;
+  counts.erase(it);
+  return true;
+}
+
+}  // namespace
+
+void hold_table::release_answered(const hold_key& id) { count_down(releasing_, id); }
+
+void hold_table::renewal_sent(const std::vector<target>& targets) {
+  for (const auto& t : targets) ++renewing_[t.id];
+}
+
+std::vector<hold_table::hold_key> hold_table::renewal_answered(const std::vector<target>& targets) {
+  std::vector<hold_key> settled;
+  for (const auto& t : targets) {
+    if (count_down(renewing_, t.id)) settled.push_back(t.id);
+  }
+  return settled;
 }
 
 const hold_table::hold* hold_table::find(const std::string& key, const std::string& field) const {

@@ -124,6 +124,17 @@ class hold_table {
   std::optional<lost_hold> checked(const hold_key& id, std::uint64_t generation, bool exists,
                                    time_point now);
 
+  // Releases and renewals on their way, so neither overtakes the other (Redisson #7272's zombie
+  // renewal): a hold with a release in flight is not renewed, and a release waits while a
+  // renewal call that names its hold is out (a call may travel on another connection than the
+  // release, and be resent after NOSCRIPT).
+  void release_sent(const hold_key& id) { ++releasing_[id]; }
+  void release_answered(const hold_key& id);
+  void renewal_sent(const std::vector<target>& targets);
+  // Returns the holds whose last renewal call in flight this was.
+  std::vector<hold_key> renewal_answered(const std::vector<target>& targets);
+  bool renewal_in_flight(const hold_key& id) const { return renewing_.count(id) != 0; }
+
   const hold* find(const std::string& key, const std::string& field) const;
   std::size_t size() const { return holds_.size(); }
 
@@ -133,6 +144,8 @@ class hold_table {
 
   std::map<hold_key, hold> holds_;
   std::set<hold_key> lost_;
+  std::map<hold_key, int> releasing_;
+  std::map<hold_key, int> renewing_;
   std::uint64_t next_generation_ = 1;
 };
 

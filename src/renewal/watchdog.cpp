@@ -106,13 +106,36 @@ void watchdog::tick() {
   if (!calls.empty()) arm(/*after_tick=*/true);
 }
 
+void watchdog::release(const std::string& key, const std::string& field,
+                       detail::unique_function<void()> send) {
+  hold_table::hold_key id{key, field};
+  table_.release_sent(id);
+  if (!table_.renewal_in_flight(id)) return send();
+  waiting_releases_[id].push_back(std::move(send));
+}
+
 void watchdog::send(hold_table::call call) {
   ++renewals_sent_;
   const auto sent_at = std::chrono::steady_clock::now();
+  table_.renewal_sent(call.targets);
   // Renewal is idempotent (PEXPIRE), so the executor may resend it after a lost connection.
   executor_.eval(
       *call.script, std::move(call.keys), std::move(call.args),
       [this, targets = std::move(call.targets), sent_at](std::error_code ec, resp::reply r) {
+        // Releases that waited for this call go now, after the table has judged it.
+        struct release_waiters {
+          watchdog& w;
+          const std::vector<hold_table::target>& targets;
+          ~release_waiters() {
+            for (const auto& id : w.table_.renewal_answered(targets)) {
+              auto it = w.waiting_releases_.find(id);
+              if (it == w.waiting_releases_.end()) continue;
+              auto sends = std::move(it->second);
+              w.waiting_releases_.erase(it);
+              for (auto& send : sends) send();
+            }
+          }
+        } after{*this, targets};
         if (ec) {
           // Kept in the table: the next tick tries again while the lease lasts.
           log(log_level::warning, "lock renewal failed: " + (r.is_error() ? r.str : ec.message()));

@@ -21,11 +21,13 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
 #include <asio/steady_timer.hpp>
 #include <relock/config.hpp>
+#include <relock/detail/unique_function.hpp>
 #include <relock/errors.hpp>
 
 #include "exec/executor.hpp"
@@ -63,6 +65,14 @@ class watchdog {
   // Call before sending a release: counts one hold down, and forgets the hold at zero.
   release_plan releasing(const std::string& key, const std::string& field) {
     return table_.releasing(key, field, options_.lease);
+  }
+  // Sends a release of the hold through `send`: at once, or once the renewal call that names
+  // the hold and is on its way has been answered, so no renewal reaches Redis after it. Until
+  // release_answered, the hold is not renewed.
+  void release(const std::string& key, const std::string& field,
+               detail::unique_function<void()> send);
+  void release_answered(const std::string& key, const std::string& field) {
+    table_.release_answered({key, field});
   }
   // The server says the hold is entirely gone (fully released or force-released).
   void forget(const std::string& key, const std::string& field) { table_.forget(key, field); }
@@ -109,6 +119,7 @@ class watchdog {
   std::optional<time_point> deadline_armed_;
   std::size_t renewals_sent_ = 0;
   hold_table table_;
+  std::map<hold_table::hold_key, std::vector<detail::unique_function<void()>>> waiting_releases_;
 };
 
 }  // namespace relock::renewal

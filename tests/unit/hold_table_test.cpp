@@ -166,3 +166,32 @@ TEST(hold_table, releases_count_re_entries_down_and_restore_the_holds_lease) {
   EXPECT_EQ(plan.lease, 30s);
   EXPECT_TRUE(t.renewals(30s, 100, false).empty());
 }
+
+TEST(hold_table, a_hold_with_a_release_in_flight_is_not_renewed) {
+  hold_table t;
+  t.held("a", "f", "f", 30s, &lock_renewer, {}, t0);
+  t.held("b", "f", "f", 30s, &lock_renewer, {}, t0);
+  // An unlock racing its own acquire: the release went out before the grant was recorded.
+  t.release_sent({"a", "f"});
+  auto calls = t.renewals(30s, 100, false);
+  ASSERT_EQ(calls.size(), 1u);
+  ASSERT_EQ(calls[0].targets.size(), 1u);
+  EXPECT_EQ(calls[0].targets[0].id.first, "b");
+  t.release_answered({"a", "f"});
+  EXPECT_EQ(t.renewals(30s, 100, false).at(0).targets.size(), 2u);
+}
+
+TEST(hold_table, a_renewal_call_in_flight_is_known_until_its_last_answer) {
+  hold_table t;
+  t.held("a", "f", "f", 30s, &lock_renewer, {}, t0);
+  auto first = t.renewals(30s, 100, false).at(0);
+  auto second = t.renewals(30s, 100, false).at(0);
+  t.renewal_sent(first.targets);
+  t.renewal_sent(second.targets);
+  EXPECT_TRUE(t.renewal_in_flight({"a", "f"}));
+  EXPECT_TRUE(t.renewal_answered(first.targets).empty());  // one still out
+  EXPECT_TRUE(t.renewal_in_flight({"a", "f"}));
+  auto settled = t.renewal_answered(second.targets);
+  ASSERT_EQ(settled.size(), 1u);
+  EXPECT_FALSE(t.renewal_in_flight({"a", "f"}));
+}
