@@ -259,6 +259,9 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   }
 
   void finish(const acquire_fsm::action& a) {
+    // Leaving the waiter queue may drop the last reference to this op (the subscription's
+    // callback holds one): keep it alive to the end.
+    const auto self = shared_from_this();
     const bool acquired = a.why == ending::acquired;
     if (acquired) {
       // Recorded before the caller hears of it, so the watchdog never misses a renewal.
