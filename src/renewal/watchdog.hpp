@@ -11,8 +11,9 @@
 //
 // Order matters (Redisson #7272 came from the opposite): a hold is recorded before the acquire's
 // completion reaches the caller, and forgotten before the release script goes out, so a
-// released key is never renewed again. A renewal reply for a hold that was forgotten meanwhile
-// is ignored (holds carry a generation).
+// released key is never renewed again; and a release goes out only once no renewal call naming
+// its hold is on its way (release()), while a hold with a release in flight is not renewed. A
+// renewal reply for a hold that was forgotten meanwhile is ignored (holds carry a generation).
 //
 // I/O thread only. Holds with a fixed lease are recorded too (their lease is restored on a
 // partial release) but never renewed.
