@@ -231,28 +231,27 @@ class nemesis {
     run_.fault("end", "evict", "server");
   }
 
+  // A network fault through the proxy for a while, then the network heals.
+  void proxy_fault(const char* kind, const std::function<void()>& begin, int lo_ms, int hi_ms) {
+    run_.fault("start", kind, "server");
+    begin();
+    std::this_thread::sleep_for(std::chrono::milliseconds(pick(lo_ms, hi_ms)));
+    proxy_.pass();
+    run_.fault("end", kind, "server");
+  }
+
   void proxy_delay() {
-    run_.fault("start", "proxy_delay", "server");
-    proxy_.delay(std::chrono::milliseconds(pick(5, 60)));
-    std::this_thread::sleep_for(std::chrono::milliseconds(pick(500, 1500)));
-    proxy_.pass();
-    run_.fault("end", "proxy_delay", "server");
+    const auto by = std::chrono::milliseconds(pick(5, 60));
+    proxy_fault(
+        "proxy_delay", [&] { proxy_.delay(by); }, 500, 1500);
   }
-
   void proxy_drop() {
-    run_.fault("start", "proxy_drop", "server");
-    proxy_.drop_replies();
-    std::this_thread::sleep_for(std::chrono::milliseconds(pick(300, 1000)));
-    proxy_.pass();
-    run_.fault("end", "proxy_drop", "server");
+    proxy_fault(
+        "proxy_drop", [&] { proxy_.drop_replies(); }, 300, 1000);
   }
-
   void proxy_blackhole() {
-    run_.fault("start", "proxy_blackhole", "server");
-    proxy_.blackhole();
-    std::this_thread::sleep_for(std::chrono::milliseconds(pick(300, 1500)));
-    proxy_.pass();
-    run_.fault("end", "proxy_blackhole", "server");
+    proxy_fault(
+        "proxy_blackhole", [&] { proxy_.blackhole(); }, 300, 1500);
   }
 
   void proxy_reset() {

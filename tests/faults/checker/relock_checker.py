@@ -214,6 +214,13 @@ class Result:
         if len(c["examples"]) < self.max_examples:
             c["examples"].append(text)
 
+    def judge(self, check, faults, text):
+        """Explained by `faults` when there are any, else a violation described by `text()`."""
+        if faults:
+            self.explained(check, faults)
+        else:
+            self.violation(check, text())
+
     def explained(self, check, faults):
         c = self.checks[check]
         c["explained"] += 1
@@ -236,11 +243,8 @@ def check_tokens(by_name, faults, res, t0):
             key = (epoch_of(name, h.invoke, faults), h.token)
             if key in seen:
                 first = seen[key]
-                why = breaking_between(name, first.invoke, h.ok, faults)
-                if why:
-                    res.explained("1", why)
-                else:
-                    res.violation("1", f"{name}: token {h.token} granted to {first.owner} at "
+                res.judge("1", breaking_between(name, first.invoke, h.ok, faults),
+                          lambda: f"{name}: token {h.token} granted to {first.owner} at "
                                   f"{ms(first.ok, t0)} and to {h.owner} at {ms(h.ok, t0)}")
             else:
                 seen[key] = h
@@ -257,11 +261,8 @@ def check_tokens(by_name, faults, res, t0):
             ep = epoch_of(name, h.invoke, faults)
             prior = best.get(ep)
             if prior is not None and prior.owner != h.owner and prior.token >= h.token:
-                why = breaking_between(name, prior.invoke, h.ok, faults)
-                if why:
-                    res.explained("2", why)
-                else:
-                    res.violation("2", f"{name}: {prior.owner} got {prior.token} at "
+                res.judge("2", breaking_between(name, prior.invoke, h.ok, faults),
+                          lambda: f"{name}: {prior.owner} got {prior.token} at "
                                   f"{ms(prior.ok, t0)}, yet {h.owner}, invoked later at "
                                   f"{ms(h.invoke, t0)}, got {h.token}")
 
@@ -286,10 +287,8 @@ def check_exclusion(by_name, faults, deaths, history_end, res, t0):
                 other = rival[2]
                 why = [f for f in faults if f.kind in BREAKING and f.touches(name)
                        and other.ok <= f.start <= start]
-                if why:
-                    res.explained("3", why)
-                else:
-                    res.violation("3", f"{name}: {h.owner} ({h.kind}) acquired at {ms(start, t0)} "
+                res.judge("3", why,
+                          lambda: f"{name}: {h.owner} ({h.kind}) acquired at {ms(start, t0)} "
                                   f"while {other.owner} ({other.kind}) believed it held it "
                                   f"[{ms(other.ok, t0)}, {ms(rival[1], t0)})")
             if furthest is None or end > furthest[1]:
