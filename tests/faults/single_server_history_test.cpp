@@ -3,7 +3,8 @@
 // the checker then judges the whole history (HISTORY.md). Then a handoff run with the pub/sub
 // connections killed every 100 handoffs, judged with no fault to excuse a lost wake-up.
 //
-// RELOCK_FAULTS_SECONDS sets the main run's length (default below); the figures are printed.
+// RELOCK_FAULTS_TOKENS sets how many fenced grants the main run lasts (default below); the
+// figures are printed.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -32,11 +33,11 @@ using namespace relock::test;
 
 namespace {
 
-constexpr int default_seconds = 150;
-
-int run_seconds() {
-  const char* s = std::getenv("RELOCK_FAULTS_SECONDS");
-  return s ? std::atoi(s) : default_seconds;
+// "At least 50,000 fenced acquisitions": tokens handed out, a few of which a lost reply or a
+// rollback leaves unused. RELOCK_FAULTS_TOKENS changes it; the run stops at 300 s regardless.
+std::int64_t wanted_tokens() {
+  const char* s = std::getenv("RELOCK_FAULTS_TOKENS");
+  return s ? std::atoll(s) : 55'000;
 }
 
 std::vector<std::string> lock_names(int n) {
@@ -70,8 +71,9 @@ class nemesis {
         names_(std::move(names)),
         admin_(raw_client::to(server_)) {}
 
-  // Runs faults until `until` (monotonic ns), the data-losing restart last.
-  void run_until(std::int64_t until_ns) {
+  // Runs faults until the fenced locks have handed out `tokens` tokens (or `cap` passes): nine
+  // tenths of them, then the data-losing restart, then the last tenth in the new epoch.
+  void run_for(std::int64_t tokens, std::chrono::seconds cap) {
     const std::vector<std::pair<const char*, std::function<void()>>> faults = {
         {"client_kill", [&] { client_kill(); }},
         {"client_pause", [&] { client_pause(); }},
@@ -89,21 +91,35 @@ class nemesis {
         {"proxy_blackhole", [&] { proxy_blackhole(); }},
         {"proxy_reset", [&] { proxy_reset(); }},
     };
+    const std::int64_t end = ns_from_now(cap);
     std::vector<std::size_t> order(faults.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    // The last tenth of the run follows the data loss, so its epoch is seen too.
-    const std::int64_t loss_at = until_ns - (until_ns - monotonic_ns()) / 10;
-    while (monotonic_ns() < loss_at) {
-      std::shuffle(order.begin(), order.end(), rng_);
-      for (std::size_t i : order) {
-        if (monotonic_ns() >= loss_at) break;
-        faults[i].second();
-        ++counts_[faults[i].first];
-        quiet();
+    auto until = [&](std::int64_t wanted, std::int64_t by) {
+      while (tokens_handed_out() < wanted && monotonic_ns() < by) {
+        std::shuffle(order.begin(), order.end(), rng_);
+        for (std::size_t i : order) {
+          if (tokens_handed_out() >= wanted || monotonic_ns() >= by) break;
+          faults[i].second();
+          ++counts_[faults[i].first];
+          quiet();
+        }
       }
-    }
+    };
+    until(tokens * 9 / 10, end - (end - monotonic_ns()) / 10);
+    before_loss_ = tokens_handed_out();
     restart_losing_data();
     ++counts_["restart_no_persist"];
+    until(tokens, end);
+  }
+
+  // The fencing counters' sum, and what they had reached before the data loss reset them.
+  std::int64_t tokens_handed_out() {
+    std::int64_t sum = before_loss_;
+    for (const auto& n : names_) {
+      auto r = admin({"GET", "redisson_lock_token:{" + n + "}"});
+      if (r.is_string()) sum += std::stoll(r.str);
+    }
+    return sum;
   }
 
   const std::map<std::string, int>& counts() const { return counts_; }
@@ -275,6 +291,7 @@ class nemesis {
   raw_client admin_;
   std::mt19937 rng_{20261124};
   std::map<std::string, int> counts_;
+  std::int64_t before_loss_ = 0;
 };
 
 }  // namespace
@@ -290,11 +307,13 @@ TEST(faults_single_server, every_fault_on_a_schedule_leaves_a_history_without_vi
   settings.wait_max_ms = 3000;  // waits long enough for a lost wake-up to show
   settings.fenced_percent = 90;
   settings.extra = {"writes_max=1", "hold_max_ms=1"};
-  settings.until_ns = ns_from_now(std::chrono::seconds(run_seconds()));
+  settings.until_ns = ns_from_now(330s);  // a bound; the nemesis stops them sooner
+  settings.extra.push_back("stop_file=" + (run.dir() / "stop").string());
   for (int i = 0; i < 4; ++i) run.start_worker(settings);
 
   nemesis chaos(run, server, proxy, settings, names);
-  chaos.run_until(settings.until_ns - 1'000'000'000);
+  chaos.run_for(wanted_tokens(), 300s);
+  run.stop_workers();
   const int stuck = run.wait_workers(20s);
   std::cout << "faults injected:";
   for (const auto& [kind, n] : chaos.counts()) std::cout << " " << kind << "=" << n;

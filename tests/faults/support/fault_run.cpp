@@ -84,6 +84,8 @@ void fault_run::resume_worker(std::size_t i) {
   fault("end", "pause", workers_[i]->name);
 }
 
+void fault_run::stop_workers() { std::ofstream(dir() / "stop") << "stop\n"; }
+
 int fault_run::wait_workers(std::chrono::milliseconds grace) {
   const auto deadline = std::chrono::steady_clock::now() + grace;
   int killed = 0;

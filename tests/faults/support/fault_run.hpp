@@ -57,6 +57,8 @@ class fault_run {
   void kill_worker(std::size_t i);  // SIGKILL, logged as a `kill` fault
   void pause_worker(std::size_t i);
   void resume_worker(std::size_t i);
+  // Asks every worker to stop after its current hold (the stop_file=DIR/stop they were given).
+  void stop_workers();
   // Waits for every worker to end (they stop at until_ns), killing any still running after
   // `grace`; returns how many had to be killed.
   int wait_workers(std::chrono::milliseconds grace);

@@ -52,6 +52,7 @@ struct options {
   std::uint64_t seed = 1;
   std::int64_t stop_at_token = 0;  // stop once a fenced acquire hands out this token (0: never)
   int writes_max = 2;              // writes per hold: 1 to this
+  std::string stop_file;           // stop once this file exists
 };
 
 std::vector<std::string> split(const std::string& s, char by) {
@@ -92,6 +93,7 @@ options parse(int argc, char** argv) {
   num("seed", o.seed);
   num("stop_at_token", o.stop_at_token);
   num("writes_max", o.writes_max);
+  if (auto it = kv.find("stop_file"); it != kv.end()) o.stop_file = it->second;
   return o;
 }
 
@@ -142,7 +144,7 @@ class worker {
     std::mt19937_64 rng(o_.seed * 1000 + static_cast<std::uint64_t>(thread));
     std::optional<relock::test::fenced_register> reg;
     std::int64_t seq = 0;
-    while (monotonic_ns() < o_.until_ns && !stop_) {
+    while (monotonic_ns() < o_.until_ns && !stop_ && !told_to_stop()) {
       try {
         if (!reg) {
           reg.emplace(relock::test::raw_client(o_.register_host, o_.register_port, {}, {}, 2s));
@@ -158,6 +160,10 @@ class worker {
   }
 
  private:
+  bool told_to_stop() const {
+    return !o_.stop_file.empty() && ::access(o_.stop_file.c_str(), F_OK) == 0;
+  }
+
   int uniform(std::mt19937_64& rng, int lo, int hi) {
     return std::uniform_int_distribution<int>(lo, hi)(rng);
   }
