@@ -286,7 +286,7 @@ def check_exclusion(by_name, faults, deaths, history_end, res, t0):
             if rival is not None and rival[1] > start and rival[2].owner != h.owner:
                 other = rival[2]
                 why = [f for f in faults if f.kind in BREAKING and f.touches(name)
-                       and other.ok <= f.start <= start]
+                       and other.invoke <= f.start <= start]
                 res.judge("3", why,
                           lambda: f"{name}: {h.owner} ({h.kind}) acquired at {ms(start, t0)} "
                                   f"while {other.owner} ({other.kind}) believed it held it "
@@ -342,8 +342,9 @@ def check_register(writes, holds, faults, register, res, t0):
                 continue
             logged.add(write_id(owner, seq))
             ok, fail = phases.get("ok"), phases.get("fail")
+            # The hold may have begun on the server as soon as its acquire was sent.
             h = holds.get(owner)
-            since = h.ok if h is not None and h.ok is not None else inv["t"]
+            since = h.invoke if h is not None else inv["t"]
             until = (ok or fail or inv)["t"]
             fenced = inv.get("token") is not None
             # 4b: a refused write needs a reason; 4c: an accepted one is logged once.

@@ -166,6 +166,18 @@ class KnownBadHistories(unittest.TestCase):
         h.write("o2", 25, 2, p="w2", in_state=2)  # in the state twice
         self.assertEqual(violations(h.check(), "5"), 2)
 
+    def test_a_fault_while_the_grant_was_on_its_way_explains_a_refusal(self):
+        # The key was expired by someone else before the holder even heard it had the lock.
+        h = History()
+        h.hold("o1", 0, 30, 40, token=1)
+        h.fault(10, "pexpire", names=["n"])
+        h.hold("o2", 15, 20, 25, token=2, p="w2")
+        h.write("o2", 21, 2, p="w2")
+        h.write("o1", 31, 1, accepted=False)
+        r = h.check()
+        self.assertEqual(violations(r, "4"), 0)
+        self.assertEqual(explained(r, "4"), 1)
+
     def test_a_plain_lost_update_is_explained_only_by_a_pause(self):
         h = History()
         h.hold("o1", 0, 1, 10)
