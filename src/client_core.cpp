@@ -282,6 +282,9 @@ std::optional<std::pair<std::error_code, std::string>> client_core::start_watchi
     // A release on the new master before our subscriber is back there would go unheard: every
     // waiter tries again now (and once more when its channel is resubscribed).
     waiters_->wake_everyone();
+    // A hold the old master granted but never passed on is gone on the new one: renewing now
+    // tells its holder within a round trip, not at the next tick (up to a third of the lease).
+    watchdog_->renew_now();
   };
   const auto master = topology::node{server.host, server.port};
   std::promise<void> started;

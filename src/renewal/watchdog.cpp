@@ -62,6 +62,14 @@ void watchdog::stop() {
   deadline_armed_.reset();
 }
 
+void watchdog::renew_now() {
+  if (table_.size() == 0) return;
+  timer_.cancel();
+  armed_ = false;
+  next_tick_ = std::chrono::steady_clock::now();
+  tick();
+}
+
 void watchdog::arm_deadline() {
   const auto next = table_.next_deadline();
   if (!next || (deadline_armed_ && *deadline_armed_ <= *next)) return;

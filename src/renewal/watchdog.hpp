@@ -94,6 +94,8 @@ class watchdog {
     return h->valid_until;
   }
   std::size_t holds() const { return table_.size(); }
+  // Renews every hold now, then on the usual schedule (after the master moved).
+  void renew_now();
   std::size_t renewals_sent() const { return renewals_sent_; }
   void stop();
 
