@@ -6,6 +6,7 @@
 // - worker processes through switchovers and master crashes, replica sync on: no violation.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <iostream>
@@ -33,8 +34,10 @@ struct recorder {
   history& h;
   int thread;
 
+  // `lost_at` (when given) hears when the library reports the hold lost.
   std::optional<std::int64_t> acquire(relock::FencedLock& lk, relock::owner who,
-                                      std::chrono::milliseconds wait) {
+                                      std::chrono::milliseconds wait,
+                                      std::atomic<std::int64_t>* lost_at = nullptr) {
     const std::string owner = lk.owner_field(who);
     h.append(thread, event("acquire", "invoke")
                          .str("name", lk.name())
@@ -44,6 +47,14 @@ struct recorder {
     std::promise<std::pair<std::error_code, std::optional<std::int64_t>>> got;
     relock::lock_options o;
     o.wait = wait;
+    o.on_lost = [this, lost_at, name = lk.name(), owner](std::error_code why) {
+      h.append(thread,
+               event("lost", "info")
+                   .str("name", name)
+                   .str("owner", owner)
+                   .str("err", why == relock::errc::lock_lost ? "lock_lost" : "renewal_failed"));
+      if (lost_at) *lost_at = monotonic_ns();
+    };
     lk.async_try_lock_and_get_token(who, o, [&](std::error_code ec, std::optional<std::int64_t> t) {
       got.set_value({ec, t});
     });
@@ -99,8 +110,9 @@ verdict failover_under_a_grant(const char* sync) {
     for (int i = 0; i < 8; ++i) m.command({"SET", "fault-junk-" + std::to_string(i), junk});
   }
   run.fault("start", "failover", "server");
+  std::atomic<std::int64_t> a_lost_at{0};
   std::future<std::optional<std::int64_t>> first = std::async(std::launch::async, [&] {
-    return recorder{h, 1}.acquire(lock_a, relock::owner::unique(), 2s);
+    return recorder{h, 1}.acquire(lock_a, relock::owner::unique(), 2s, &a_lost_at);
   });
   // With sync off the grant is answered at once; with sync on it waits for WAIT, in vain.
   std::this_thread::sleep_for(300ms);
@@ -111,6 +123,17 @@ verdict failover_under_a_grant(const char* sync) {
             << "): " << (granted_a ? "granted token " + std::to_string(*granted_a) : "not granted")
             << std::endl;
   set.wait_for_new_master(master, 30s);
+  const std::int64_t back_at = monotonic_ns();
+  if (granted_a) {
+    // The grant the failover took back is reported once relock follows the new master: its
+    // renewals go there at once and find the hold gone.
+    EXPECT_TRUE(wait_until([&] { return a_lost_at.load() != 0; }, 10s));
+    const double after = static_cast<double>(a_lost_at.load() - back_at) / 1e6;
+    std::cout << "A's hold, lost in the failover, reported " << after
+              << " ms after Sentinel named the new master (bound: a renewal period + 100 ms = "
+              << 10000 / 3 + 100 << " ms)" << std::endl;
+    EXPECT_LE(after, 10000.0 / 3 + 100);
+  }
   set.restart(master);  // back as the new master's replica, so a synced grant can be acknowledged
   const auto granted_b = recorder{h, 2}.acquire(lock_b, relock::owner::unique(), 10s);
   std::cout << "B (sync " << sync

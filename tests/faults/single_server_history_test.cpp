@@ -324,6 +324,10 @@ TEST(faults_single_server, every_fault_on_a_schedule_leaves_a_history_without_vi
   print_verdict(v);
   EXPECT_EQ(v.exit_code, 0) << "histories kept in " << run.dir();
   EXPECT_EQ(stuck, 0) << "a worker did not stop by its end time";
+  // What the run must show: at least 50,000 fenced acquisitions judged.
+  const auto at = v.json.find("\"fenced_acquisitions\": ");
+  ASSERT_NE(at, std::string::npos) << v.json;
+  EXPECT_GE(std::atoll(v.json.c_str() + at + 23), 50'000);
 }
 
 // "0 lost wake-ups over 10,000 handoffs with the pub/sub connections killed every 100
