@@ -47,12 +47,14 @@ struct recorder {
     std::promise<std::pair<std::error_code, std::optional<std::int64_t>>> got;
     relock::lock_options o;
     o.wait = wait;
-    o.on_lost = [this, lost_at, name = lk.name(), owner](std::error_code why) {
-      h.append(thread,
-               event("lost", "info")
-                   .str("name", name)
-                   .str("owner", owner)
-                   .str("err", why == relock::errc::lock_lost ? "lock_lost" : "renewal_failed"));
+    // The recorder is gone by the time a loss is heard: capture what outlives it.
+    o.on_lost = [&hist = h, thread = thread, lost_at, name = lk.name(),
+                 owner](std::error_code why) {
+      hist.append(thread,
+                  event("lost", "info")
+                      .str("name", name)
+                      .str("owner", owner)
+                      .str("err", why == relock::errc::lock_lost ? "lock_lost" : "renewal_failed"));
       if (lost_at) *lost_at = monotonic_ns();
     };
     lk.async_try_lock_and_get_token(who, o, [&](std::error_code ec, std::optional<std::int64_t> t) {
