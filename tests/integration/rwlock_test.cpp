@@ -203,7 +203,13 @@ TEST(rwlock, force_unlock_takes_everything_and_wakes_waiters) {
   std::error_code ec;
   rw.read_lock().unlock(ec);
   EXPECT_EQ(ec, errc::lock_lost) << "the reader's hold was taken away";
-  EXPECT_EQ(raw.command({"KEYS", "*forced*"}).elements.size(), 0u) << "timeout keys left";
+  // The releases' latches are swept by a later DEL: wait for that, then nothing may be left.
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return raw.command({"KEYS", "*forced*"}).elements.empty();
+      },
+      2s))
+      << "keys left: " << raw.command({"KEYS", "*forced*"}).elements.size();
 }
 
 TEST(rwlock, a_name_that_holds_something_else_is_refused_and_untouched) {
