@@ -56,6 +56,18 @@ void hold_table::drop(std::map<hold_key, hold>::iterator it) {
   holds_.erase(it);
 }
 
+std::optional<hold_table::call> hold_table::renewal_of(const hold_key& id,
+                                                       std::chrono::milliseconds lease) const {
+  auto it = holds_.find(id);
+  if (it == holds_.end() || it->second.renew == nullptr || releasing_.count(id) != 0) {
+    return std::nullopt;
+  }
+  const hold& h = it->second;
+  call c{&h.renew->script, {}, {std::to_string(lease.count())}, {{id, h.generation}}};
+  h.renew->append(id.first, h.owner, h.count, c.keys, c.args);
+  return c;
+}
+
 std::vector<hold_table::call> hold_table::renewals(std::chrono::milliseconds lease,
                                                    std::size_t batch, bool group_by_slot) const {
   std::map<std::pair<const exec::script*, std::uint16_t>, std::vector<const hold_key*>> groups;

@@ -109,6 +109,8 @@ class hold_table {
 
   // The renewal calls due now, built from the table as it is: grouped by script (and by slot,
   // when asked: one call may only touch one slot in Cluster), `batch` holds per call at most.
+  // The renewal call of one hold alone; nullopt when it is not there to renew.
+  std::optional<call> renewal_of(const hold_key& id, std::chrono::milliseconds lease) const;
   std::vector<call> renewals(std::chrono::milliseconds lease, std::size_t batch,
                              bool group_by_slot) const;
   // A renewal call's reply (sent at `sent_at`): confirms the holds it renewed, loses those it

@@ -40,6 +40,11 @@ void watchdog::held(const std::string& key, const std::string& field, std::strin
   if (renew != nullptr) {
     arm(/*after_tick=*/false);
     arm_deadline();
+    // An acquire answered a third of a lease after it was sent (a slow or busy server) would
+    // reach its validity deadline before the next tick could confirm it: renew it alone, now.
+    if (std::chrono::steady_clock::now() - sent_at >= options_.lease / 3) {
+      if (auto call = table_.renewal_of({key, field}, options_.lease)) send(std::move(*call));
+    }
   }
 }
 

@@ -195,3 +195,18 @@ TEST(hold_table, a_renewal_call_in_flight_is_known_until_its_last_answer) {
   ASSERT_EQ(settled.size(), 1u);
   EXPECT_FALSE(t.renewal_in_flight({"a", "f"}));
 }
+
+TEST(hold_table, one_hold_can_be_renewed_alone_unless_its_release_is_in_flight) {
+  hold_table t;
+  t.held("a", "f", "f", 30s, &lock_renewer, {}, t0);
+  t.held("b", "f", "f", 30s, &lock_renewer, {}, t0);
+  t.held("fixed", "f", "f", 30s, nullptr, {}, t0);
+  auto one = t.renewal_of({"a", "f"}, 30s);
+  ASSERT_TRUE(one.has_value());
+  ASSERT_EQ(one->targets.size(), 1u);
+  EXPECT_EQ(one->targets[0].id.first, "a");
+  EXPECT_EQ(one->args.at(0), "30000");
+  EXPECT_FALSE(t.renewal_of({"fixed", "f"}, 30s).has_value());
+  t.release_sent({"a", "f"});
+  EXPECT_FALSE(t.renewal_of({"a", "f"}, 30s).has_value());
+}
