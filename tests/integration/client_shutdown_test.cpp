@@ -94,6 +94,12 @@ TEST(client_shutdown, an_acquire_in_flight_at_destruction_hears_cancelled_and_le
     }
     auto seen = heard.get();
     ASSERT_EQ(seen.size(), 1u) << "try " << attempt;
+    if (!seen[0]) {
+      // The reply won the race with the destruction (a slow TSan run): the caller heard it was
+      // acquired, and such a hold expires with its lease, as documented. Not this test's case.
+      raw.command({"DEL", "x"});
+      continue;
+    }
     EXPECT_EQ(seen[0], errc::cancelled) << "try " << attempt;
     EXPECT_EQ(raw.command({"EXISTS", "x"}).integer, 0) << "try " << attempt << ": a hold leaked";
   }
