@@ -29,7 +29,9 @@
 #include <relock/fenced_lock.hpp>
 #include <relock/lock.hpp>
 #include <relock/lock_info.hpp>
+#include <relock/multi_lock.hpp>
 #include <relock/read_write_lock.hpp>
+#include <relock/red_lock.hpp>
 
 namespace relock {
 

@@ -45,6 +45,7 @@ namespace relock {
 namespace detail {
 class client_core;
 struct lock_kind;
+struct lock_access;
 RELOCK_API asio::io_context& io_of(client_core& core);
 // Checks a duration and returns it in whole milliseconds (rounded up, so a positive wait is
 // never zero). Throws errc::invalid_argument when negative, NaN or over the limit.
@@ -183,6 +184,7 @@ class RELOCK_API Lock {
   }
 
  protected:
+  friend struct detail::lock_access;  // the lock sets (MultiLock, RedLock) drive their members
   // Internally every outcome also carries a detail for humans (the server's text, the owner).
   using acquire_done = detail::completion<void(std::error_code, detail::acquire_result)>;
   using release_done = detail::completion<void(std::error_code, std::string)>;

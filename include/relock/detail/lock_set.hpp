@@ -1,0 +1,147 @@
+// What MultiLock and RedLock share: a set of relock::Lock members (any kinds, on one client or
+// several) held for one owner, with the TimedLockable surface, async forms and one release
+// path. They differ only in how they acquire (all members, or a quorum): docs/design.md,
+// "Composites". Not used directly: see multi_lock.hpp and red_lock.hpp.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <asio/async_result.hpp>
+#include <relock/detail/completion.hpp>
+#include <relock/detail/export.hpp>
+#include <relock/lock.hpp>
+
+namespace relock {
+
+// One member's failure, as an unlock reports it.
+struct member_failure {
+  std::string member;  // the member lock's name
+  std::error_code ec;
+  std::string detail;
+};
+
+namespace detail {
+
+// How a set's acquire ended, between the library and the public headers.
+struct lock_set_result {
+  bool acquired = false;
+  std::string detail{};
+  std::chrono::milliseconds validity{0};  // RedLock: lease - elapsed - drift, when acquired
+  std::size_t held = 0;                   // members held, when acquired
+};
+
+class RELOCK_API lock_set {
+ public:
+  // The members in the order the set acquires them.
+  const std::vector<Lock>& members() const { return members_; }
+
+  // --- Blocking, for the calling thread (TimedLockable) ---
+  void lock();
+  void lock(std::chrono::milliseconds lease);
+  void lock(std::stop_token stop, std::optional<std::chrono::milliseconds> lease = {});
+  bool try_lock();
+  bool try_lock(std::chrono::milliseconds wait);
+  bool try_lock(std::chrono::milliseconds wait, std::chrono::milliseconds lease);
+  template <class Rep, class Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
+    if (wait <= wait.zero()) return try_lock();
+    return try_lock(detail::to_millis(wait, "wait"));
+  }
+  template <class Clock, class Duration>
+  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& until) {
+    return try_lock_for(until - Clock::now());
+  }
+  // Releases every member, all at once. Never throws: failures go to each member client's
+  // on_unlock_error callback and log, as Lock::unlock().
+  void unlock() noexcept;
+  // The same, with the first failure for the caller (see unlock_members for all of them).
+  void unlock(std::error_code& ec) noexcept;
+  // Releases every member and returns the members that failed: not_owner (it was not held),
+  // lock_lost (it had expired), connection or timeout (its server could not be reached; its
+  // hold stays until its lease ends). Empty when every member was released.
+  std::vector<member_failure> unlock_members() noexcept;
+
+  // Until when the owner's hold on the set is certainly valid, from its members' own
+  // validity (Lock::valid_until): for MultiLock the earliest member's, for RedLock the time
+  // when fewer than a quorum would remain. nullopt when too few members record a hold.
+  std::optional<std::chrono::steady_clock::time_point> valid_until() const;
+  std::optional<std::chrono::steady_clock::time_point> valid_until(owner o) const;
+
+  // --- Async: any completion token; the handler runs on the first member's client's I/O
+  // thread unless it has an executor of its own ---
+  // void(std::error_code): acquired, or an error (timeout when options.wait ran out).
+  template <class Token>
+  auto async_lock(owner o, lock_options options, Token&& token) {
+    return asio::async_initiate<Token, void(std::error_code)>(
+        [this](auto handler, owner who, lock_options opts) {
+          auto done = detail::erase<std::error_code>(std::move(handler), io());
+          start_acquire(who, std::move(opts), true,
+                        [done = std::move(done)](std::error_code ec, lock_set_result r) mutable {
+                          if (!ec && !r.acquired) ec = errc::timeout;
+                          done(ec);
+                        });
+        },
+        token, o, std::move(options));
+  }
+  // void(std::error_code, bool acquired): waits at most options.wait (no wait when empty).
+  template <class Token>
+  auto async_try_lock(owner o, lock_options options, Token&& token) {
+    return asio::async_initiate<Token, void(std::error_code, bool)>(
+        [this](auto handler, owner who, lock_options opts) {
+          auto done = detail::erase<std::error_code, bool>(std::move(handler), io());
+          start_acquire(who, std::move(opts), false,
+                        [done = std::move(done)](std::error_code ec, lock_set_result r) mutable {
+                          done(ec, r.acquired);
+                        });
+        },
+        token, o, std::move(options));
+  }
+  // void(std::error_code, std::vector<member_failure>): the first failure and all of them.
+  template <class Token>
+  auto async_unlock(owner o, Token&& token) {
+    return asio::async_initiate<Token, void(std::error_code, std::vector<member_failure>)>(
+        [this](auto handler, owner who) {
+          start_release(who, detail::erase<std::error_code, std::vector<member_failure>>(
+                                 std::move(handler), io()));
+        },
+        token, o);
+  }
+
+ protected:
+  using acquire_done = completion<void(std::error_code, lock_set_result)>;
+  using release_done = completion<void(std::error_code, std::vector<member_failure>)>;
+
+  // How a set acquires: every member in the canonical order (MultiLock), or a quorum of
+  // members on independent servers (RedLock).
+  struct rule {
+    const char* what;  // names the set in messages: "multi-lock", "RedLock"
+    bool quorum = false;
+    double drift_factor = 0.01;  // quorum: the servers' clock drift allowance, x the lease
+  };
+  // Throws errc::invalid_argument for no members, or two members on the same key and server.
+  lock_set(std::vector<Lock> members, rule how);
+
+  // Starts the set's acquire; `empty_wait_is_forever` as in Lock.
+  void start_acquire(owner who, lock_options options, bool empty_wait_is_forever,
+                     acquire_done done);
+  void start_release(owner who, release_done done);
+  // Throws relock::error on failure.
+  lock_set_result acquire_blocking(owner who, lock_options options, bool empty_wait_is_forever);
+  asio::io_context& io() const;
+  std::size_t quorum() const { return rule_.quorum ? members_.size() / 2 + 1 : members_.size(); }
+
+  std::vector<Lock> members_;
+  rule rule_;
+
+ private:
+  void unlock_reporting(std::error_code* out) noexcept;
+};
+
+}  // namespace detail
+}  // namespace relock

@@ -1,0 +1,70 @@
+// relock::RedLock: a lock held by a quorum of independent Redis masters (Redisson's
+// RedissonRedLock, the Redlock algorithm).
+//
+// Members are relock::Lock handles on the same name, each on a client of its own server: n
+// servers (n odd, at least 3) that share nothing, no replication, no cluster. An acquire asks
+// every member at once, each with a time budget of max(remaining wait / n, 1 ms), and holds the
+// lock when n/2 + 1 of them granted it in time: the result says how long the hold is valid,
+// the lease minus the time the attempt took minus a clock-drift allowance (lease x
+// drift_factor + 2 ms). When too few granted it, what was granted goes back and it tries again
+// while the wait lasts. It never returns holding no quorum, and never fails holding a member.
+// Unlock releases every member and reports those it could not reach (unlock_members).
+//
+// What it does and does not guarantee (see the README, "RedLock"): one server down, stopped or
+// restarted costs one vote, not the lock. But the guarantee rests on timing: a holder that
+// pauses (GC, swap, SIGSTOP) past its validity, a server whose clock jumps, or a server that
+// restarts without persistence and forgets a grant can let two holders overlap. A resource
+// that can check a token should be guarded by the fenced lock instead (fenced_lock.hpp).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <vector>
+
+#include <relock/detail/export.hpp>
+#include <relock/detail/lock_set.hpp>
+#include <relock/lock.hpp>
+
+namespace relock {
+
+struct redlock_options {
+  // The servers' clocks may run this much faster than ours, as a fraction of the lease.
+  double drift_factor = 0.01;
+};
+
+// An acquire's outcome with the validity the algorithm promises.
+struct redlock_result {
+  bool acquired = false;
+  std::chrono::milliseconds validity{0};  // lease - elapsed - drift, when acquired
+  std::size_t members_held = 0;           // at least the quorum, when acquired
+};
+
+class RELOCK_API RedLock : public detail::lock_set {
+ public:
+  // Throws errc::invalid_argument unless there are an odd number of members, at least 3, on
+  // distinct servers, and the drift factor is in [0, 1).
+  explicit RedLock(std::vector<Lock> members, redlock_options options = {});
+
+  std::size_t quorum() const { return lock_set::quorum(); }
+
+  // Waits options.wait (for ever when empty), with options.lease (the watchdog when empty)
+  // and options.stop; throws relock::error on failure. The calling thread owns the hold.
+  redlock_result acquire(lock_options options);
+
+  // void(std::error_code, redlock_result): waits at most options.wait (no wait when empty).
+  template <class Token>
+  auto async_acquire(owner o, lock_options options, Token&& token) {
+    return asio::async_initiate<Token, void(std::error_code, redlock_result)>(
+        [this](auto handler, owner who, lock_options opts) {
+          auto done = detail::erase<std::error_code, redlock_result>(std::move(handler), io());
+          start_acquire(
+              who, std::move(opts), false,
+              [done = std::move(done)](std::error_code ec, detail::lock_set_result r) mutable {
+                done(ec, redlock_result{r.acquired, r.validity, r.held});
+              });
+        },
+        token, o, std::move(options));
+  }
+};
+
+}  // namespace relock

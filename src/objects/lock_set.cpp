@@ -1,0 +1,235 @@
+#include <relock/detail/lock_set.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "client_core.hpp"
+#include "objects/lock_access.hpp"
+#include "objects/member_run.hpp"
+#include "objects/multi_acquire_fsm.hpp"
+#include "objects/quorum_fsm.hpp"
+#include "objects/sync_wait.hpp"
+
+namespace relock::detail {
+namespace {
+
+const std::string& server_of(const Lock& l) { return lock_access::core(l).settings().url; }
+
+// Hears one member's loss and tells the set's on_lost once, when the set is lost with it: at
+// the first loss for a multi-lock, when fewer than a quorum remain for a RedLock.
+std::function<void(std::error_code)> set_loss(std::function<void(std::error_code)> on_lost,
+                                              std::size_t may_lose) {
+  if (!on_lost) return {};
+  auto lost = std::make_shared<std::atomic<std::size_t>>(0);
+  return [on_lost = std::move(on_lost), lost, may_lose](std::error_code ec) {
+    if (lost->fetch_add(1) == may_lose) on_lost(ec);
+  };
+}
+
+// Gives every member back at once and collects what failed.
+class release_all : public std::enable_shared_from_this<release_all> {
+ public:
+  using done_fn = completion<void(std::error_code, std::vector<member_failure>)>;
+  release_all(std::vector<Lock> members, done_fn done)
+      : members_(std::move(members)), left_(members_.size()), done_(std::move(done)) {}
+
+  void start(owner who) {
+    for (std::size_t i = 0; i < members_.size(); ++i) {
+      lock_access::release(members_[i], who,
+                           [self = shared_from_this(), i](std::error_code ec, std::string detail) {
+                             self->heard(i, ec, std::move(detail));
+                           });
+    }
+  }
+
+ private:
+  void heard(std::size_t i, std::error_code ec, std::string detail) {
+    std::unique_lock guard(mutex_);
+    if (ec) failures_.push_back({i, member_failure{members_[i].name(), ec, std::move(detail)}});
+    if (--left_ > 0) return;
+    std::sort(failures_.begin(), failures_.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<member_failure> failures;
+    for (auto& f : failures_) failures.push_back(std::move(f.second));
+    guard.unlock();
+    const std::error_code first = failures.empty() ? std::error_code{} : failures.front().ec;
+    done_(first, std::move(failures));
+  }
+
+  std::vector<Lock> members_;
+  std::mutex mutex_;
+  std::size_t left_;
+  std::vector<std::pair<std::size_t, member_failure>> failures_;
+  done_fn done_;
+};
+
+}  // namespace
+
+lock_set::lock_set(std::vector<Lock> members, rule how) : members_(std::move(members)), rule_(how) {
+  const std::string what = rule_.what;
+  if (members_.empty()) throw error(errc::invalid_argument, what + ": no member locks");
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const auto& m : members_) {
+    if (!seen.emplace(m.key(), server_of(m)).second) {
+      throw error(errc::invalid_argument,
+                  what + ": '" + m.name() + "' on " + server_of(m) + " is a member twice");
+    }
+  }
+  if (!rule_.quorum) {
+    // The canonical order: by key, then server. Every process sorts the same members the same
+    // way whatever order they were given in (and however a server's address is spelled, unless
+    // two members share a key).
+    std::stable_sort(members_.begin(), members_.end(), [](const Lock& a, const Lock& b) {
+      return std::tie(a.key(), server_of(a)) < std::tie(b.key(), server_of(b));
+    });
+    return;
+  }
+  if (members_.size() < 3 || members_.size() % 2 == 0) {
+    throw error(errc::invalid_argument,
+                what + ": needs an odd number of members, at least 3, one per server (got " +
+                    std::to_string(members_.size()) + ")");
+  }
+  std::set<std::string> servers;
+  for (const auto& m : members_) {
+    if (!servers.insert(server_of(m)).second) {
+      throw error(errc::invalid_argument, what + ": two members on " + server_of(m) +
+                                              "; each must be on an independent server");
+    }
+  }
+  if (!(rule_.drift_factor >= 0 && rule_.drift_factor < 1)) {
+    throw error(errc::invalid_argument, what + ": the drift factor must be in [0, 1)");
+  }
+}
+
+asio::io_context& lock_set::io() const { return io_of(lock_access::core(members_.front())); }
+
+void lock_set::start_acquire(owner who, lock_options options, bool empty_wait_is_forever,
+                             acquire_done done) {
+  if ((options.lease && options.lease->count() <= 0) ||
+      (options.wait && options.wait->count() < 0)) {
+    return done(errc::invalid_argument, {.detail = "a lease must be > 0 and a wait >= 0"});
+  }
+  const auto now = std::chrono::steady_clock::now();
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (options.wait) deadline = now + *options.wait;
+  const bool try_once = !options.wait && !empty_wait_is_forever;
+  options.on_lost = set_loss(std::move(options.on_lost), members_.size() - quorum());
+  if (!rule_.quorum) {
+    std::optional<std::chrono::milliseconds> cap;
+    if (options.lease) cap = std::max(*options.lease / 2, std::chrono::milliseconds(1));
+    auto run = std::make_shared<member_run<multi_acquire_fsm>>(
+        members_, who, std::move(options),
+        multi_acquire_fsm(members_.size(), deadline, try_once, cap), std::move(done));
+    return run->start();
+  }
+  quorum_fsm::settings s;
+  s.members = members_.size();
+  s.deadline = deadline;
+  s.try_once = try_once;
+  s.lease = options.lease.value_or(lock_access::core(members_.front()).settings().watchdog_lease);
+  s.drift_factor = rule_.drift_factor;
+  auto run = std::make_shared<member_run<quorum_fsm>>(members_, who, std::move(options),
+                                                      quorum_fsm(s), std::move(done));
+  run->start();
+}
+
+void lock_set::start_release(owner who, release_done done) {
+  std::make_shared<release_all>(members_, std::move(done))->start(who);
+}
+
+lock_set_result lock_set::acquire_blocking(owner who, lock_options options,
+                                           bool empty_wait_is_forever) {
+  for (const auto& m : members_) refuse_io_thread(lock_access::core(m), rule_.what);
+  auto [ec, result] = wait_for<std::error_code, lock_set_result>([&](auto done) {
+    start_acquire(who, std::move(options), empty_wait_is_forever, std::move(done));
+  });
+  if (ec) throw error(ec, std::string(rule_.what) + ": " + result.detail);
+  return std::move(result);
+}
+
+void lock_set::lock() { acquire_blocking(owner::current_thread(), {}, true); }
+
+void lock_set::lock(std::chrono::milliseconds lease) {
+  lock_options o;
+  o.lease = to_millis(lease, "lease");
+  acquire_blocking(owner::current_thread(), std::move(o), true);
+}
+
+void lock_set::lock(std::stop_token stop, std::optional<std::chrono::milliseconds> lease) {
+  lock_options o;
+  if (lease) o.lease = to_millis(*lease, "lease");
+  o.stop = std::move(stop);
+  acquire_blocking(owner::current_thread(), std::move(o), true);
+}
+
+bool lock_set::try_lock() { return acquire_blocking(owner::current_thread(), {}, false).acquired; }
+
+bool lock_set::try_lock(std::chrono::milliseconds wait) {
+  lock_options o;
+  o.wait = to_millis(wait, "wait");
+  return acquire_blocking(owner::current_thread(), std::move(o), false).acquired;
+}
+
+bool lock_set::try_lock(std::chrono::milliseconds wait, std::chrono::milliseconds lease) {
+  lock_options o;
+  o.wait = to_millis(wait, "wait");
+  o.lease = to_millis(lease, "lease");
+  return acquire_blocking(owner::current_thread(), std::move(o), false).acquired;
+}
+
+std::vector<member_failure> lock_set::unlock_members() noexcept {
+  try {
+    for (const auto& m : members_) {
+      const auto& core = lock_access::core(m);
+      if (core.on_io_thread()) {
+        return {member_failure{m.name(), errc::would_deadlock,
+                               "unlock() blocks, and was called on relock's I/O thread; use "
+                               "async_unlock there"}};
+      }
+    }
+    auto [ec, failures] = wait_for<std::error_code, std::vector<member_failure>>(
+        [&](auto done) { start_release(owner::current_thread(), std::move(done)); });
+    return std::move(failures);
+  } catch (const std::exception& e) {  // allocation failure: still never throw from here
+    return {member_failure{members_.front().name(), errc::connection, e.what()}};
+  }
+}
+
+void lock_set::unlock() noexcept { unlock_reporting(nullptr); }
+
+void lock_set::unlock(std::error_code& ec) noexcept { unlock_reporting(&ec); }
+
+void lock_set::unlock_reporting(std::error_code* out) noexcept {
+  const auto failures = unlock_members();
+  if (out != nullptr) *out = failures.empty() ? std::error_code{} : failures.front().ec;
+  if (out != nullptr) return;
+  for (const auto& f : failures) {
+    const auto it = std::find_if(members_.begin(), members_.end(),
+                                 [&](const Lock& m) { return m.name() == f.member; });
+    if (it == members_.end()) continue;
+    const auto& core = lock_access::core(*it);
+    core.log(log_level::error, std::string(rule_.what) + " unlock failed: " + f.detail);
+    if (const auto& report = core.settings().on_unlock_error) report(it->key(), f.ec, f.detail);
+  }
+}
+
+std::optional<std::chrono::steady_clock::time_point> lock_set::valid_until() const {
+  return valid_until(owner::current_thread());
+}
+
+std::optional<std::chrono::steady_clock::time_point> lock_set::valid_until(owner o) const {
+  std::vector<std::chrono::steady_clock::time_point> until;
+  for (const auto& m : members_) {
+    if (auto t = m.valid_until(o)) until.push_back(*t);
+  }
+  if (until.size() < quorum()) return std::nullopt;
+  // The quorum-th latest: the moment fewer than a quorum of member holds remain valid.
+  std::sort(until.begin(), until.end(), std::greater<>());
+  return until[quorum() - 1];
+}
+
+}  // namespace relock::detail

@@ -1,0 +1,70 @@
+// RedLock's decisions (docs/design.md, "Composites"), with no I/O and no clock of its own.
+//
+// An attempt asks every member at once, each with a budget of max(remaining / n, 1 ms) (a
+// fixed budget when the wait is unbounded), and waits for every answer. It succeeds when a
+// quorum (n/2 + 1) was taken and time is left on the hold: validity = lease - time since the
+// attempt began - drift (lease x drift factor + 2 ms, for the servers' clocks running fast).
+// Otherwise whatever was taken goes back, and the next attempt starts while the wait lasts.
+// A member that fails for good (wrong type, cancelled...) ends it all with its error; Redis
+// being away (connection, timeout) only costs that member's vote, and when too few members
+// could be reached for a quorum the operation ends with that error instead of "not acquired".
+// It never finishes unacquired holding a member: every release it sent is answered first.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "objects/member_step.hpp"
+
+namespace relock::detail {
+
+class quorum_fsm {
+ public:
+  using time_point = std::chrono::steady_clock::time_point;
+
+  struct settings {
+    std::size_t members = 0;
+    std::optional<time_point> deadline{};  // empty: wait for ever
+    bool try_once = false;                 // one attempt, 1 ms per member
+    std::chrono::milliseconds lease{0};
+    double drift_factor = 0.01;
+    std::chrono::milliseconds unbounded_budget{1'000};  // per member, when the wait has no end
+  };
+
+  explicit quorum_fsm(settings s);
+
+  member_steps start(time_point now);
+  member_steps on(const member_event& e, time_point now);
+
+  std::size_t quorum() const { return members_.size() / 2 + 1; }
+  bool finished() const { return finished_; }
+
+ private:
+  enum class state { idle, asking, held, releasing };
+  enum class phase { attempt, retreat, ending };
+
+  member_steps attempt(time_point now);
+  member_steps decide(time_point now);
+  member_steps release_held();
+  member_steps release_all_then_finish(std::error_code ec, std::string detail);
+  std::chrono::milliseconds validity(time_point now) const;
+
+  settings settings_;
+  std::vector<state> members_;
+  phase phase_ = phase::attempt;
+  std::size_t outstanding_ = 0;
+  time_point attempt_start_{};
+  std::size_t unreachable_ = 0;  // members this attempt could not reach
+  std::error_code away_{};       // how one could not be reached
+  std::error_code error_{};      // a failure for good
+  std::string detail_{};
+  std::string release_trouble_{};
+  member_step ending_step_{};
+  bool finished_ = false;
+};
+
+}  // namespace relock::detail

@@ -1,0 +1,140 @@
+// RedLock's decisions, driven with a fake clock: budgets, the quorum, the validity, retries,
+// and nothing held after a failure.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include <relock/errors.hpp>
+
+#include "objects/quorum_fsm.hpp"
+
+using namespace std::chrono_literals;
+using relock::errc;
+using relock::detail::member_event;
+using relock::detail::member_step;
+using relock::detail::member_steps;
+using relock::detail::quorum_fsm;
+using kind = member_step::kind;
+using event = member_event::kind;
+
+namespace {
+
+const quorum_fsm::time_point t0{std::chrono::hours(1)};
+
+quorum_fsm::settings three(std::optional<quorum_fsm::time_point> deadline) {
+  quorum_fsm::settings s;
+  s.members = 3;
+  s.deadline = deadline;
+  s.lease = 10s;
+  return s;
+}
+
+std::vector<std::size_t> members_of(const member_steps& steps, kind k) {
+  std::vector<std::size_t> out;
+  for (const auto& s : steps) {
+    if (s.what == k) out.push_back(s.member);
+  }
+  return out;
+}
+
+const member_step* finish_of(const member_steps& steps) {
+  auto it = std::find_if(steps.begin(), steps.end(),
+                         [](const member_step& s) { return s.what == kind::finish; });
+  return it == steps.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+TEST(quorum_fsm, every_member_is_asked_at_once_with_a_share_of_the_wait) {
+  quorum_fsm fsm(three(t0 + 3s));
+  const auto steps = fsm.start(t0);
+  ASSERT_EQ(members_of(steps, kind::wait), (std::vector<std::size_t>{0, 1, 2}));
+  for (const auto& s : steps) EXPECT_EQ(s.wait, 1s);
+  EXPECT_EQ(fsm.quorum(), 2u);
+}
+
+TEST(quorum_fsm, a_budget_is_at_least_a_millisecond) {
+  quorum_fsm fsm(three(t0 + 1ms));
+  for (const auto& s : fsm.start(t0)) EXPECT_EQ(s.wait, 1ms);
+  auto once = three(std::nullopt);
+  once.try_once = true;
+  quorum_fsm single(once);
+  for (const auto& s : single.start(t0)) EXPECT_EQ(s.wait, 1ms);
+}
+
+TEST(quorum_fsm, a_quorum_holds_with_validity_below_the_lease_by_the_elapsed_time_and_drift) {
+  quorum_fsm fsm(three(t0 + 3s));
+  fsm.start(t0);
+  fsm.on({event::acquired, 0}, t0 + 5ms);
+  fsm.on({event::failed, 1, errc::connection, "'x': refused"}, t0 + 20ms);
+  const auto done = fsm.on({event::acquired, 2}, t0 + 40ms);
+  ASSERT_NE(finish_of(done), nullptr);
+  EXPECT_TRUE(finish_of(done)->acquired);
+  EXPECT_EQ(finish_of(done)->held, 2u);
+  // 10 s - 40 ms elapsed - (100 ms + 2 ms) drift
+  EXPECT_EQ(finish_of(done)->validity, 10s - 40ms - 102ms);
+}
+
+TEST(quorum_fsm, too_few_grants_give_back_what_was_taken_and_try_again) {
+  quorum_fsm fsm(three(t0 + 3s));
+  fsm.start(t0);
+  fsm.on({event::acquired, 0}, t0);
+  fsm.on({event::refused, 1}, t0 + 1s);
+  const auto back = fsm.on({event::refused, 2}, t0 + 1s);
+  EXPECT_EQ(members_of(back, kind::release), (std::vector<std::size_t>{0}));
+  const auto again = fsm.on({event::released, 0}, t0 + 1s);
+  ASSERT_EQ(members_of(again, kind::wait), (std::vector<std::size_t>{0, 1, 2}));
+  for (const auto& s : again) EXPECT_EQ(s.wait, 666ms);  // 2 s left, over 3
+}
+
+TEST(quorum_fsm, the_wait_ending_without_a_quorum_fails_holding_nothing) {
+  quorum_fsm fsm(three(t0 + 3s));
+  fsm.start(t0);
+  fsm.on({event::acquired, 0}, t0);
+  fsm.on({event::refused, 1}, t0 + 3s);
+  const auto back = fsm.on({event::refused, 2}, t0 + 3s);
+  EXPECT_EQ(members_of(back, kind::release), (std::vector<std::size_t>{0}));
+  EXPECT_EQ(finish_of(back), nullptr);
+  const auto done = fsm.on({event::released, 0}, t0 + 3s);
+  ASSERT_NE(finish_of(done), nullptr);
+  EXPECT_FALSE(finish_of(done)->acquired);
+  EXPECT_FALSE(finish_of(done)->ec);
+}
+
+TEST(quorum_fsm, too_many_servers_away_for_a_quorum_is_an_error_not_a_refusal) {
+  quorum_fsm fsm(three(t0 + 300ms));
+  fsm.start(t0);
+  fsm.on({event::failed, 0, errc::timeout, "'x': no reply"}, t0 + 100ms);
+  fsm.on({event::failed, 1, errc::connection, "'x': refused"}, t0 + 100ms);
+  fsm.on({event::acquired, 2}, t0 + 300ms);
+  const auto done = fsm.on({event::released, 2}, t0 + 300ms);
+  ASSERT_NE(finish_of(done), nullptr);
+  EXPECT_FALSE(finish_of(done)->acquired);
+  EXPECT_EQ(finish_of(done)->ec, errc::connection);
+}
+
+TEST(quorum_fsm, a_quorum_that_took_longer_than_the_lease_does_not_count) {
+  auto s = three(std::nullopt);
+  s.try_once = true;
+  s.lease = 100ms;
+  quorum_fsm fsm(s);
+  fsm.start(t0);
+  fsm.on({event::acquired, 0}, t0);
+  fsm.on({event::acquired, 1}, t0);
+  const auto back = fsm.on({event::acquired, 2}, t0 + 99ms);  // 100 - 99 - 3 < 0
+  EXPECT_EQ(members_of(back, kind::release), (std::vector<std::size_t>{0, 1, 2}));
+}
+
+TEST(quorum_fsm, a_member_failing_for_good_ends_it_with_that_error) {
+  quorum_fsm fsm(three(t0 + 3s));
+  fsm.start(t0);
+  fsm.on({event::acquired, 0}, t0);
+  fsm.on({event::acquired, 1}, t0);
+  const auto back = fsm.on({event::failed, 2, errc::wrong_type, "'x': a string"}, t0);
+  EXPECT_EQ(members_of(back, kind::release), (std::vector<std::size_t>{0, 1}));
+  fsm.on({event::released, 0}, t0);
+  const auto done = fsm.on({event::released, 1}, t0);
+  ASSERT_NE(finish_of(done), nullptr);
+  EXPECT_EQ(finish_of(done)->ec, errc::wrong_type);
+}
