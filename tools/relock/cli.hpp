@@ -48,6 +48,8 @@ struct run_options {
   std::string kind = "lock";
   bool shared = false;
   bool exclusive = false;
+  std::vector<std::string> all_names;     // --all: a multi-lock over these names (no NAME)
+  std::vector<std::string> redlock_urls;  // --redlock: NAME on each of these servers
 };
 
 struct demo_options {

@@ -14,6 +14,8 @@ constexpr const char* synopsis =
 
   relock [--url URL] [--pubsub MODE] [--watchdog-timeout SEC] [--json] COMMAND ...
   relock run [-w SEC] [-n] [-E N] [--lease SEC] [--kind K] [-s|-x] NAME -- COMMAND [ARG...]
+  relock run [OPTIONS] --all NAME,NAME... -- COMMAND [ARG...]
+  relock run [OPTIONS] --redlock URL,URL,URL NAME -- COMMAND [ARG...]
   relock status NAME
   relock unlock --force NAME
   relock demo [--workers N] [--iterations M] [--cluster]
@@ -54,13 +56,28 @@ Kinds, each on the data of its Redisson twin (Java shares NAME with relock):
                each acquisition's is higher than every earlier one (RFencedLock)
   spin         no pub/sub: waiters poll with backoff, and a force unlock reaches the
                command at the next renewal (or the end of --lease), not at once (RSpinLock)
-  read, write  the two sides of the read-write lock NAME (RReadWriteLock), as -s, -x)";
+  read, write  the two sides of the read-write lock NAME (RReadWriteLock), as -s, -x
+
+Several locks:
+  --all A,B,C  holds every name at once or none (a multi-lock, as Redisson's
+               RedissonMultiLock), on --url's deployment; RELOCK_NAME=A,B,C. Names are
+               taken in one sorted order, so two runs naming them in any order never
+               deadlock; the wait, --lease and the watchdog apply to each.
+  --redlock U1,U2,U3 NAME
+               holds NAME on a majority of independent servers (RedLock; an odd number,
+               at least 3, redis:// URLs, no replication between them). One server away
+               costs one vote, not the lock. Without --lease each member is renewed by
+               the watchdog. See the README, "RedLock", for what it does not guarantee.
+  Neither takes --kind fenced (one token per lock: the command could not be given one).)";
 
 // One line, for the subcommand that the error was about: what it expects and where to look.
 std::string usage_of(const CLI::App& app) {
   for (const auto* sub : app.get_subcommands()) {
     const auto& name = sub->get_name();
-    if (name == "run") return "relock run [OPTIONS] NAME -- COMMAND [ARG...]; see run --help";
+    if (name == "run") {
+      return "relock run [OPTIONS] (NAME | --all NAME,NAME...) -- COMMAND [ARG...]; see run "
+             "--help";
+    }
     if (name == "status") return "relock status NAME";
     if (name == "unlock") return "relock unlock --force NAME";
     if (name == "demo") return "relock demo [--workers N] [--iterations M] [--cluster]";
@@ -69,7 +86,12 @@ std::string usage_of(const CLI::App& app) {
 }
 
 // After NAME every word is the command's; "--" before it is optional, as with flock(1).
+// With --all there is no NAME: the word taken for it is the command's first.
 void split_command(run_options& r) {
+  if (!r.all_names.empty() && !r.name.empty()) {
+    r.command.insert(r.command.begin(), r.name);
+    r.name.clear();
+  }
   if (!r.command.empty() && r.command.front() == "--") r.command.erase(r.command.begin());
   if (r.command.empty()) {
     throw CLI::ValidationError("COMMAND", "missing: say what to run after NAME --");
@@ -146,8 +168,20 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
   auto* exclusive = run->add_flag("-x,--exclusive", r.exclusive, "its write side");
   shared->excludes(exclusive)->excludes(kind);
   exclusive->excludes(kind);
+  auto* all = run->add_option("--all", r.all_names,
+                              "hold every one of these names, or none (a multi-lock); no NAME")
+                  ->type_name("NAME,NAME...")
+                  ->delimiter(',')
+                  ->allow_extra_args(false);
+  auto* redlock = run->add_option("--redlock", r.redlock_urls,
+                                  "hold NAME on a majority of these independent servers")
+                      ->type_name("URL,URL,URL")
+                      ->delimiter(',')
+                      ->allow_extra_args(false);
+  all->excludes(redlock);
   run->add_option("NAME", r.name, "the lock's name (its Redis key)")->required();
-  run->add_option("COMMAND", r.command, "what to run, with its arguments")->required();
+  // Checked by split_command: with --all the first word of COMMAND lands in NAME.
+  run->add_option("COMMAND", r.command, "what to run, with its arguments");
 
   auto* status = app.add_subcommand(
       "status",

@@ -1,0 +1,202 @@
+// The three things `relock run` can hold, behind run_target.
+#include <exception>
+#include <future>
+#include <memory>
+#include <variant>
+#include <vector>
+
+#include <asio/use_future.hpp>
+
+#include "run_target.hpp"
+
+namespace relock_cli {
+namespace {
+
+using std::chrono::milliseconds;
+
+// A client constructed in place from connect()'s result (clients do not move).
+struct connected {
+  connected(const global_options& g, relock::config settings)
+      : client(connect(g, std::move(settings))) {}
+  relock::client client;
+};
+
+// NAME: one lock. A fenced lock keeps its own type: it is acquired through the calls that
+// hand back the acquisition's token.
+class single_lock final : public run_target {
+ public:
+  single_lock(const global_options& g, const run_options& o)
+      : g_(g), at_(g, make_config(g)), name_(o.name), lock_(make(at_.client, o)) {}
+
+  std::string name() const override { return name_; }
+  std::string where() const override { return shown_url(g_.url); }
+
+  acquisition acquire(relock::owner me, relock::lock_options options, bool bounded) override {
+    using asio::use_future;
+    if (auto* fenced = std::get_if<relock::FencedLock>(&lock_)) {
+      if (!bounded) {
+        return {true, fenced->async_lock_and_get_token(me, std::move(options), use_future).get()};
+      }
+      const auto token =
+          fenced->async_try_lock_and_get_token(me, std::move(options), use_future).get();
+      return {token.has_value(), token};
+    }
+    if (!bounded) {
+      plain().async_lock(me, std::move(options), use_future).get();
+      return {true, std::nullopt};
+    }
+    return {plain().async_try_lock(me, std::move(options), use_future).get(), std::nullopt};
+  }
+
+  std::optional<time_point> lease_end(relock::owner, milliseconds lease) override {
+    const auto asked = std::chrono::steady_clock::now();
+    try {
+      const auto left = plain().remaining_lease().value_or(milliseconds(0));
+      if (left == milliseconds::max()) return std::nullopt;  // no expiry: nothing to stop
+      return asked + left;
+    } catch (const relock::error&) {
+      return asked + lease;  // the PTTL did not come back: the lease as we asked it
+    }
+  }
+
+  void unlock(std::error_code& ec) noexcept override { plain().unlock(ec); }
+
+ private:
+  using held = std::variant<relock::Lock, relock::FencedLock>;
+  static held make(relock::client& c, const run_options& o) {
+    if (kind_of(o) == "fenced") return c.fenced_lock(o.name);
+    return lock_of(c, o.name, o);
+  }
+  relock::Lock& plain() {
+    return std::visit([](relock::Lock& l) -> relock::Lock& { return l; }, lock_);
+  }
+
+  const global_options& g_;
+  connected at_;
+  std::string name_;
+  held lock_;
+};
+
+// --all and --redlock: a set of locks (relock::MultiLock, relock::RedLock).
+template <class Set>
+class lock_set final : public run_target {
+ public:
+  lock_set(std::string name, std::string where, std::vector<std::unique_ptr<connected>> clients,
+           Set set)
+      : name_(std::move(name)),
+        where_(std::move(where)),
+        clients_(std::move(clients)),
+        set_(std::move(set)) {}
+
+  std::string name() const override { return name_; }
+  std::string where() const override { return where_; }
+
+  acquisition acquire(relock::owner me, relock::lock_options options, bool bounded) override {
+    if (!bounded) {
+      set_.async_lock(me, std::move(options), asio::use_future).get();
+      return {true, std::nullopt};
+    }
+    return {set_.async_try_lock(me, std::move(options), asio::use_future).get(), std::nullopt};
+  }
+
+  std::optional<time_point> lease_end(relock::owner me, milliseconds lease) override {
+    // The set's validity from its members' own: the earliest member's (multi-lock), or when
+    // fewer than a quorum would remain (RedLock).
+    return set_.valid_until(me).value_or(std::chrono::steady_clock::now() + lease);
+  }
+
+  void unlock(std::error_code& ec) noexcept override { set_.unlock(ec); }
+
+ private:
+  std::string name_;
+  std::string where_;
+  std::vector<std::unique_ptr<connected>> clients_;  // before set_: its locks need them
+  Set set_;
+};
+
+void refuse_fenced(const run_options& o, const char* flag) {
+  if (kind_of(o) == "fenced") {
+    throw failure(exit_usage, std::string("--kind fenced hands the command one fencing token; it "
+                                          "cannot be used with ") +
+                                  flag);
+  }
+}
+
+std::string joined(const std::vector<std::string>& words, const std::string& separator) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : separator) + w;
+  return out;
+}
+
+}  // namespace
+
+std::string kind_of(const run_options& o) {
+  return o.shared ? "read" : o.exclusive ? "write" : o.kind;
+}
+
+relock::Lock lock_of(relock::client& client, const std::string& name, const run_options& o) {
+  const std::string kind = kind_of(o);
+  if (kind == "lock") return client.lock(name);
+  if (kind == "read") return client.read_write_lock(name).read_lock();
+  if (kind == "write") return client.read_write_lock(name).write_lock();
+  if (kind == "fair") return client.fair_lock(name);
+  if (kind == "fenced") return client.fenced_lock(name);
+  if (kind == "spin") return client.spin_lock(name);
+  throw failure(exit_usage, "unknown lock kind '" + kind + "'");  // the parser lets none through
+}
+
+std::unique_ptr<run_target> make_target(const global_options& g, const run_options& o) {
+  try {
+    if (!o.all_names.empty()) {
+      refuse_fenced(o, "--all");
+      std::vector<std::unique_ptr<connected>> clients;
+      clients.push_back(std::make_unique<connected>(g, make_config(g)));
+      std::vector<relock::Lock> members;
+      for (const auto& n : o.all_names) members.push_back(lock_of(clients[0]->client, n, o));
+      relock::MultiLock set(std::move(members));
+      return std::make_unique<lock_set<relock::MultiLock>>(
+          joined(o.all_names, ","), shown_url(g.url), std::move(clients), std::move(set));
+    }
+    if (!o.redlock_urls.empty()) {
+      refuse_fenced(o, "--redlock");
+      // Every server must answer now: a client cannot be made without its server (one that
+      // goes away later costs only its vote). Connect to all at once, so a stopped one costs
+      // one connect timeout, not one each.
+      std::vector<std::future<std::unique_ptr<connected>>> connecting;
+      for (const auto& url : o.redlock_urls) {
+        global_options one = g;
+        one.url = url;
+        one.url_given = true;
+        connecting.push_back(std::async(std::launch::async, [one] {
+          return std::make_unique<connected>(one, make_config(one));
+        }));
+      }
+      std::vector<std::unique_ptr<connected>> clients;
+      std::exception_ptr first_failure;
+      for (auto& c : connecting) {
+        try {
+          clients.push_back(c.get());
+        } catch (...) {
+          if (!first_failure) first_failure = std::current_exception();
+        }
+      }
+      if (first_failure) std::rethrow_exception(first_failure);
+      std::vector<relock::Lock> members;
+      std::vector<std::string> shown;
+      for (std::size_t i = 0; i < clients.size(); ++i) {
+        members.push_back(lock_of(clients[i]->client, o.name, o));
+        shown.push_back(shown_url(o.redlock_urls[i]));
+      }
+      relock::RedLock set(std::move(members));
+      return std::make_unique<lock_set<relock::RedLock>>(o.name, joined(shown, ", "),
+                                                         std::move(clients), std::move(set));
+    }
+    return std::make_unique<single_lock>(g, o);
+  } catch (const relock::error& e) {
+    // A refused name, or a set that cannot be one (a name twice, servers not independent).
+    if (e.code() == relock::errc::invalid_argument) throw failure(exit_usage, e.what());
+    throw;
+  }
+}
+
+}  // namespace relock_cli
