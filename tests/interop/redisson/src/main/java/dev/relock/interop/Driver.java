@@ -107,6 +107,9 @@ public final class Driver {
 
   private static final String SENTINEL_SCHEME = "redis-sentinel://";
 
+  // The lock token of a RedissonMultiLock: multi:MEMBER,MEMBER,...
+  private static final String MULTI_PREFIX = "multi:";
+
   // Redisson 3.18.1 has no sharded pub/sub setting and always uses SUBSCRIBE/PUBLISH in a
   // cluster; 4.x has ClusterServersConfig.setShardedSubscriptionMode (AUTO by default).
   private static final String SHARDED_MODE_CLASS = "org.redisson.config.ShardedSubscriptionMode";
@@ -870,8 +873,13 @@ public final class Driver {
 
   // ------------------------------------------------------------------------------------------
   // Lock kinds: NAME | lock:NAME | fair:NAME | read:NAME | write:NAME | fenced:NAME | spin:NAME
+  //   | multi:MEMBER,MEMBER,... (each MEMBER one of the others), so every lock command (lock,
+  //   trylock, unlock, incloop...) also drives a RedissonMultiLock
 
   private RLock lock(String token) {
+    if (token.startsWith(MULTI_PREFIX)) {
+      return multiLock(token);
+    }
     int colon = token.indexOf(':');
     String kind = colon > 0 ? token.substring(0, colon) : "";
     String name = colon > 0 ? token.substring(colon + 1) : token;
@@ -898,9 +906,30 @@ public final class Driver {
     };
   }
 
+  /**
+   * getMultiLock(members...) for "multi:A,B,C": a RedissonMultiLock, which takes its members one
+   * by one in the order given (waiting on one while keeping those before it; a failed wait gives
+   * them all back) and releases them all at once. It has no data of its own: each member is an
+   * ordinary hold of its kind, for the owner's thread. Its isLocked, isHeldByCurrentThread,
+   * getHoldCount, remainTimeToLive and forceUnlock throw UnsupportedOperationException
+   * (answered ok:false).
+   */
+  private RLock multiLock(String token) {
+    String[] members = token.substring(MULTI_PREFIX.length()).split(",", -1);
+    RLock[] locks = new RLock[members.length];
+    for (int i = 0; i < members.length; i++) {
+      if (members[i].isEmpty() || members[i].startsWith(MULTI_PREFIX)) {
+        throw new UsageException("bad member '" + members[i] + "' in '" + token
+            + "': multi:MEMBER,MEMBER,... takes NAME or KIND:NAME members, not multi");
+      }
+      locks[i] = lock(members[i]);
+    }
+    return redisson.getMultiLock(locks);
+  }
+
   /** The fenced lock for NAME or fenced:NAME (other kinds are refused). */
   private Object fencedLock(String token) {
-    boolean otherKind = token.matches("^(lock|fair|read|write|spin):.*");
+    boolean otherKind = token.matches("^(lock|fair|read|write|spin|multi):.*");
     String name = token.startsWith("fenced:") ? token.substring("fenced:".length()) : token;
     if (name.isEmpty() || otherKind) {
       throw new UsageException("token commands need a fenced lock: NAME or fenced:NAME, got '"
