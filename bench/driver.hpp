@@ -153,6 +153,8 @@ result run_rw_read(const options& o);
 result run_rw_mixed(const options& o);
 // --variant async of uncontended (n = 1) and n-locks (n = threads): see async_pairs.cpp.
 result run_async_pairs(const options& o, int n);
+// multi-3: an uncontended MultiLock over 3 names, one server or 3 (multi_lock.cpp).
+result run_multi_lock(const options& o);
 
 // The scenario whose names and loops a deployment's scenario reuses: "cluster-n-locks" ->
 // "n-locks", any other -> itself.

@@ -26,6 +26,8 @@ const std::map<std::string, scenario_fn> scenarios = {
     {"rw-mixed", relock_bench::run_rw_mixed},
     // n-locks over a redis-cluster:// URL (bench/run starts a 3-master cluster).
     {"cluster-n-locks", relock_bench::run_n_locks},
+    // A MultiLock over 3 names; --url one URL, or 3 comma-separated (one member per server).
+    {"multi-3", relock_bench::run_multi_lock},
 };
 
 int usage(const char* why) {
@@ -37,6 +39,7 @@ int usage(const char* why) {
                "                    [--clients C] ((fair-)handoff: threads over C clients)\n"
                "scenarios: uncontended n-locks one-lock handoff many-held rw-read rw-mixed\n"
                "           fair-handoff fenced-uncontended\n"
+               "           multi-3 (--url URL, or URL1,URL2,URL3: one member per server)\n"
                "           cluster-n-locks (n-locks; give a redis-cluster:// URL)\n"
                "prints one JSON line; exit 0 done, 1 failed, 2 bad usage\n");
   return 2;

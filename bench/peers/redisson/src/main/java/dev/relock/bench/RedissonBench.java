@@ -35,6 +35,7 @@ import java.util.function.LongSupplier;
 import dev.relock.json.Json;
 
 import org.redisson.Redisson;
+import org.redisson.RedissonMultiLock;
 import org.redisson.api.RFencedLock;
 import org.redisson.api.RList;
 import org.redisson.api.RLock;
@@ -66,7 +67,10 @@ import org.redisson.config.SingleServerConfig;
  * the bench's own URL form redis://host:port?replicas=host:port[,host:port...]:
  * useMasterSlaveServers() with that master and those slaves, reading from the master, so
  * Redisson's default lock sync applies (WAIT after every lock write; bench/run's
- * uncontended-synced); the probe watches the master only.
+ * uncontended-synced); the probe watches the master only. multi-3 is an uncontended
+ * RedissonMultiLock over 3 RLocks; its --url is one URL (every member on that server) or 3
+ * redis:// URLs separated by commas (member i on server i, one RedissonClient per server; the
+ * probe sums over the servers).
  * Each mirrors its C++ twin in bench/*.cpp line by line: the same lock names, the same loops,
  * the same count bounds (per thread) and time bounds, the same grace before a blocked lock() is
  * cancelled (here: Thread.interrupt on lockInterruptibly()), the same server probe (CONFIG
@@ -76,8 +80,9 @@ import org.redisson.config.SingleServerConfig;
  * client) runs for --warmup seconds (default 2) under the same count bounds, and its figures are
  * thrown away; the server statistics are reset after it.
  *
- * One RedissonClient per process, shared by every thread, with Redisson's defaults (single
- * server or cluster, default codec, default pool sizes). "variant" names them as used, e.g. "4.7.0
+ * One RedissonClient per process (multi-3 on several servers: one per server, all alike),
+ * shared by every thread, with Redisson's defaults (single server or cluster, default codec,
+ * default pool sizes). "variant" names them as used, e.g. "4.7.0
  * codec=Kryo5Codec pool=64/24 sub=50/1" (connection pool max/min-idle, subscription pool
  * max/min-idle), unless --variant replaces it; "settings" always carries the full set.
  * Redisson-only extra fields, after the common ones: "warmup_s", "settings", "jvm".
@@ -112,6 +117,8 @@ public final class RedissonBench {
           + "scenarios: uncontended n-locks one-lock handoff rw-read rw-mixed\n"
           + "           fair-handoff (RFairLock) fenced-uncontended (RFencedLock)\n"
           + "           cluster-n-locks (n-locks; give a redis-cluster://h1:p1,h2:p2 URL)\n"
+          + "           multi-3 (RedissonMultiLock; --url URL, or URL1,URL2,URL3: one member"
+          + " per server)\n"
           + "prints one JSON line; exit 0 done, 1 failed, 2 bad usage";
 
   // ------------------------------------------------------------------------------------------
@@ -391,6 +398,8 @@ public final class RedissonBench {
 
   private final Options o;
   private final RedissonClient client;
+  /** multi-3: the client of each server its --url names (the first is `client`). */
+  private List<RedissonClient> serverClients = List.of();
   private final String variant;
   private final String settings;
 
@@ -1177,6 +1186,91 @@ public final class RedissonBench {
   }
 
   // ------------------------------------------------------------------------------------------
+  // multi-3: one thread, an uncontended RedissonMultiLock over 3 RLocks (bench:multi-3:0 to 2;
+  // member i on server i % servers, each server's own RedissonClient), lock() + unlock() pairs
+  // back to back; beside it, on the same thread in the same window, one RLock's pairs
+  // (bench:multi-3:single, on the first server), the single-lock pair it is set against. As
+  // bench/multi_lock.cpp: the loops alternate in blocks of 50 pairs, each pair timed on its own;
+  // pairs_per_s is multi pairs per second spent in them; evalsha_per_op is per member pair (3
+  // per multi pair, 1 per single pair).
+
+  static final int MULTI_MEMBERS = 3;
+
+  Result multi3(double seconds, Probe probe) throws Exception {
+    RLock[] parts = new RLock[MULTI_MEMBERS];
+    for (int i = 0; i < MULTI_MEMBERS; ++i) {
+      parts[i] = serverClients.get(i % serverClients.size()).getLock("bench:multi-3:" + i);
+    }
+    RLock multi = new RedissonMultiLock(parts);
+    RLock single = lock("bench:multi-3:single");
+    final long maxPairs = 1_000_000;  // each loop
+    final int block = 50;
+    Samples multiPair = new Samples();
+    Samples singlePair = new Samples();
+    long multiPairs = 0;
+    long singlePairs = 0;
+    long multiNanos = 0;
+    long errors = 0;
+    if (probe != null) {
+      probe.start();
+    }
+    final double cpu0 = processCpuSeconds();
+    final long t0 = System.nanoTime();
+    final long end = t0 + seconds(seconds);
+    long now = t0;
+    while (now - end < 0 && multiPairs < maxPairs) {
+      for (int i = 0; i < block && now - end < 0; ++i, ++multiPairs) {
+        multi.lock();
+        try {
+          multi.unlock();
+        } catch (RuntimeException e) {
+          ++errors;
+        }
+        final long after = System.nanoTime();
+        multiPair.add(after - now);
+        multiNanos += after - now;
+        now = after;
+      }
+      for (int i = 0; i < block && now - end < 0; ++i, ++singlePairs) {
+        single.lock();
+        try {
+          single.unlock();
+        } catch (RuntimeException e) {
+          ++errors;
+        }
+        final long after = System.nanoTime();
+        singlePair.add(after - now);
+        now = after;
+      }
+    }
+    final double window = (System.nanoTime() - t0) / 1e9;
+    final double cpu = processCpuSeconds() - cpu0;
+    if (probe == null) {
+      return null;
+    }
+    final Probe.Window server = probe.stop();
+
+    final double p50 = multiPair.percentileUs(0.50);
+    final double singleP50 = singlePair.percentileUs(0.50);
+    Result r = makeResult();
+    r.set("pairs_per_s", multiNanos > 0 ? multiPairs / (multiNanos / 1e9) : 0.0)
+        .set("pair_p50_us", p50)
+        .set("pair_p99_us", multiPair.percentileUs(0.99))
+        .set("pair_max_us", multiPair.maxUs())
+        .set("pairs", multiPairs)
+        .set("single_pair_p50_us", singleP50)
+        .set("single_pair_p99_us", singlePair.percentileUs(0.99))
+        .set("single_pairs", singlePairs)
+        .set("vs_single_pair", p50 / singleP50)
+        .set("over_single_pair_us", p50 - singleP50)
+        .set("members", (long) MULTI_MEMBERS)
+        .set("servers", (long) serverClients.size())
+        .set("errors", errors);
+    addCommon(r, window, cpu, server, MULTI_MEMBERS * multiPairs + singlePairs);
+    return r;
+  }
+
+  // ------------------------------------------------------------------------------------------
   // Start-up
 
   static String redissonVersion() {
@@ -1368,6 +1462,33 @@ public final class RedissonBench {
         + " fair_lock_wait=" + c.getFairLockWaitTimeout() + "ms" + cluster;
   }
 
+  /** multi-3's --url: one URL, or 3 plain redis:// URLs separated by commas. */
+  static List<String> multiUrls(String url) {
+    List<String> urls = List.of(url.split(",", -1));
+    if (urls.size() != 1 && urls.size() != MULTI_MEMBERS) {
+      throw new UsageException("multi-3: --url takes one URL or 3 separated by commas");
+    }
+    for (String u : urls) {
+      if (u.isEmpty() || u.startsWith("redis-cluster://")) {
+        throw new UsageException("multi-3: plain redis:// URLs only, got '" + u + "'");
+      }
+    }
+    return urls;
+  }
+
+  /** The probe's form of several servers: redis-cluster://h1:p1,h2:p2,... (it sums over them). */
+  static String probeUrl(List<String> urls) {
+    StringBuilder b = new StringBuilder("redis-cluster://");
+    for (String u : urls) {
+      URI uri = URI.create(u);
+      if (b.length() > "redis-cluster://".length()) {
+        b.append(',');
+      }
+      b.append(uri.getHost()).append(':').append(uri.getPort() > 0 ? uri.getPort() : 6379);
+    }
+    return b.toString();
+  }
+
   static Options parse(String[] argv) {
     Options o = new Options();
     for (int i = 0; i < argv.length; i++) {
@@ -1397,11 +1518,12 @@ public final class RedissonBench {
     }
     if (o.scenario == null
         || !List.of("uncontended", "n-locks", "one-lock", "handoff", "rw-read", "rw-mixed",
-            "cluster-n-locks", "fair-handoff", "fenced-uncontended").contains(o.scenario)) {
+            "cluster-n-locks", "fair-handoff", "fenced-uncontended", "multi-3")
+            .contains(o.scenario)) {
       throw new UsageException("many-held".equals(o.scenario)
           ? "many-held is relock's own scenario; the Redisson peer runs uncontended, n-locks,"
-              + " one-lock, handoff, rw-read, rw-mixed, cluster-n-locks, fair-handoff and"
-              + " fenced-uncontended"
+              + " one-lock, handoff, rw-read, rw-mixed, cluster-n-locks, fair-handoff,"
+              + " fenced-uncontended and multi-3"
           : "unknown scenario '" + o.scenario + "'");
     }
     if (!(o.seconds > 0 && o.seconds <= 600) || o.threads < 1 || o.threads > 256 || o.locks < 1
@@ -1431,12 +1553,21 @@ public final class RedissonBench {
     }
 
     RedissonClient client = null;
+    List<RedissonClient> more = new ArrayList<>();  // multi-3 on several servers
     int code = 0;
     try {
-      client = Redisson.create(buildConfig(o.url));
+      // multi-3 takes one URL or several, comma-separated: one client per server.
+      List<String> urls = o.scenario.equals("multi-3") ? multiUrls(o.url) : List.of(o.url);
+      client = Redisson.create(buildConfig(urls.get(0)));
+      for (String url : urls.subList(1, urls.size())) {
+        more.add(Redisson.create(buildConfig(url)));
+      }
       String version = redissonVersion();
       String variant = o.variant != null ? o.variant : variant(client, version);
       RedissonBench bench = new RedissonBench(o, client, variant, settings(client, version));
+      List<RedissonClient> all = new ArrayList<>(List.of(client));
+      all.addAll(more);
+      bench.serverClients = all;
       Scenario scenario = switch (o.scenario) {
         case "uncontended" -> bench::uncontended;
         case "n-locks", "cluster-n-locks" -> bench::nLocks;
@@ -1446,9 +1577,10 @@ public final class RedissonBench {
         case "rw-mixed" -> bench::rwMixed;
         case "fair-handoff" -> bench::fairHandoff;
         case "fenced-uncontended" -> bench::fencedUncontended;
+        case "multi-3" -> bench::multi3;
         default -> throw new IllegalStateException(o.scenario);
       };
-      try (Probe probe = new Probe(o.url)) {
+      try (Probe probe = new Probe(urls.size() == 1 ? o.url : probeUrl(urls))) {
         if (o.warmup > 0) {
           scenario.run(o.warmup, null);  // JVM warm-up: same scenario, figures thrown away
         }
@@ -1461,11 +1593,14 @@ public final class RedissonBench {
       System.err.println("relock-bench-redisson: " + o.scenario + ": " + e);
       code = 1;
     } finally {
-      if (client != null) {
-        try {
-          client.shutdown(0, 2, TimeUnit.SECONDS);
-        } catch (Throwable ignored) {
-          // exiting anyway
+      more.add(0, client);
+      for (RedissonClient c : more) {
+        if (c != null) {
+          try {
+            c.shutdown(0, 2, TimeUnit.SECONDS);
+          } catch (Throwable ignored) {
+            // exiting anyway
+          }
         }
       }
     }
