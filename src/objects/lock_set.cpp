@@ -30,12 +30,37 @@ std::function<void(std::error_code)> set_loss(std::function<void(std::error_code
   };
 }
 
+// What an unlock of a set comes to, from its members' failures: not_owner when no member was
+// held; lock_lost when fewer than `quorum` were still held (a multi-lock: all of them); else
+// the first member that could not be reached; else nothing (a RedLock member never granted is
+// no failure of the set).
+std::error_code set_unlock_outcome(const std::vector<member_failure>& failures, std::size_t members,
+                                   std::size_t quorum) {
+  std::size_t gone = 0, not_owner = 0;
+  std::error_code away;
+  for (const auto& f : failures) {
+    if (f.ec == errc::not_owner || f.ec == errc::lock_lost) {
+      ++gone;
+      if (f.ec == errc::not_owner) ++not_owner;
+    } else if (!away) {
+      away = f.ec;
+    }
+  }
+  const std::size_t released = members - failures.size();
+  if (released == 0 && not_owner == members) return errc::not_owner;
+  if (released < quorum && gone > 0) return errc::lock_lost;
+  return away;
+}
+
 // Gives every member back at once and collects what failed.
 class release_all : public std::enable_shared_from_this<release_all> {
  public:
   using done_fn = completion<void(std::error_code, std::vector<member_failure>)>;
-  release_all(std::vector<Lock> members, done_fn done)
-      : members_(std::move(members)), left_(members_.size()), done_(std::move(done)) {}
+  release_all(std::vector<Lock> members, std::size_t quorum, done_fn done)
+      : members_(std::move(members)),
+        quorum_(quorum),
+        left_(members_.size()),
+        done_(std::move(done)) {}
 
   void start(owner who) {
     for (std::size_t i = 0; i < members_.size(); ++i) {
@@ -56,11 +81,12 @@ class release_all : public std::enable_shared_from_this<release_all> {
     std::vector<member_failure> failures;
     for (auto& f : failures_) failures.push_back(std::move(f.second));
     guard.unlock();
-    const std::error_code first = failures.empty() ? std::error_code{} : failures.front().ec;
-    done_(first, std::move(failures));
+    const auto outcome = set_unlock_outcome(failures, members_.size(), quorum_);
+    done_(outcome, std::move(failures));
   }
 
   std::vector<Lock> members_;
+  std::size_t quorum_;
   std::mutex mutex_;
   std::size_t left_;
   std::vector<std::pair<std::size_t, member_failure>> failures_;
@@ -138,7 +164,7 @@ void lock_set::start_acquire(owner who, lock_options options, bool empty_wait_is
 }
 
 void lock_set::start_release(owner who, release_done done) {
-  std::make_shared<release_all>(members_, std::move(done))->start(who);
+  std::make_shared<release_all>(members_, quorum(), std::move(done))->start(who);
 }
 
 lock_set_result lock_set::acquire_blocking(owner who, lock_options options,
@@ -205,8 +231,9 @@ void lock_set::unlock(std::error_code& ec) noexcept { unlock_reporting(&ec); }
 
 void lock_set::unlock_reporting(std::error_code* out) noexcept {
   const auto failures = unlock_members();
-  if (out != nullptr) *out = failures.empty() ? std::error_code{} : failures.front().ec;
-  if (out != nullptr) return;
+  const auto outcome = set_unlock_outcome(failures, members_.size(), quorum());
+  if (out != nullptr) *out = outcome;
+  if (out != nullptr || !outcome) return;
   for (const auto& f : failures) {
     const auto it = std::find_if(members_.begin(), members_.end(),
                                  [&](const Lock& m) { return m.name() == f.member; });

@@ -256,6 +256,14 @@ TEST(multi_lock, bad_sets_and_bad_unlocks_are_refused_clearly) {
   auto failures = all.unlock_members();
   ASSERT_EQ(failures.size(), 2u);
   EXPECT_EQ(failures[0].ec, relock::errc::not_owner);
+  std::error_code ec;
+  all.unlock(ec);
+  EXPECT_EQ(ec, relock::errc::not_owner);
+  // One member taken away while held: the set's unlock says it was lost.
+  ASSERT_TRUE(all.try_lock());
+  raw.command({"DEL", "b"});
+  all.unlock(ec);
+  EXPECT_EQ(ec, relock::errc::lock_lost);
   // A member whose key holds another type: the set fails with wrong_type, holding nothing.
   raw.command({"SET", "b", "not a lock"});
   EXPECT_EQ(error_of([&] { all.try_lock(200ms); }), relock::errc::wrong_type);

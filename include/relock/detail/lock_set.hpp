@@ -60,7 +60,10 @@ class RELOCK_API lock_set {
   // Releases every member, all at once. Never throws: failures go to each member client's
   // on_unlock_error callback and log, as Lock::unlock().
   void unlock() noexcept;
-  // The same, with the first failure for the caller (see unlock_members for all of them).
+  // The same, with the outcome for the caller: not_owner when no member was held, lock_lost
+  // when fewer members were still held than make a hold (all of them for a multi-lock, a
+  // quorum for a RedLock), else the error of a member that could not be reached (its hold
+  // stays until its lease ends). See unlock_members for every member's failure.
   void unlock(std::error_code& ec) noexcept;
   // Releases every member and returns the members that failed: not_owner (it was not held),
   // lock_lost (it had expired), connection or timeout (its server could not be reached; its
@@ -102,7 +105,8 @@ class RELOCK_API lock_set {
         },
         token, o, std::move(options));
   }
-  // void(std::error_code, std::vector<member_failure>): the first failure and all of them.
+  // void(std::error_code, std::vector<member_failure>): the outcome, as unlock(ec) has it, and
+  // every member's failure.
   template <class Token>
   auto async_unlock(owner o, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code, std::vector<member_failure>)>(
