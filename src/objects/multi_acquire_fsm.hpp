@@ -25,6 +25,7 @@
 #include <system_error>
 #include <vector>
 
+#include "objects/member_book.hpp"
 #include "objects/member_step.hpp"
 
 namespace relock::detail {
@@ -41,35 +42,27 @@ class multi_acquire_fsm {
   member_steps start(time_point now);
   member_steps on(const member_event& e, time_point now);
 
-  bool finished() const { return finished_; }
+  bool finished() const { return book_.finished(); }
 
  private:
-  enum class state { idle, asking, held, releasing };
-  enum class phase { burst, wait, restart, ending };
+  using state = member_book::state;
+  enum class phase { burst, wait, restart };
 
   member_steps burst();
   member_steps decide(time_point now);
-  member_steps release_held();
   member_steps restart();  // give back what is held, then burst
   member_steps wait_over(std::size_t stuck_on);
-  member_steps release_all_then_finish(std::error_code ec, std::string detail);
   // The time left to wait; nullopt: for ever. Zero or less: the wait is over.
   std::optional<std::chrono::milliseconds> remaining(time_point now) const;
 
-  std::vector<state> members_;
+  member_book book_;
   std::vector<std::error_code> away_;  // per member: its last answer was Redis being away
   std::vector<std::string> away_detail_;
   std::optional<time_point> deadline_;
   bool try_once_;
   std::optional<std::chrono::milliseconds> wait_cap_;
   phase phase_ = phase::burst;
-  std::size_t outstanding_ = 0;  // steps sent and not answered
-  std::size_t waiting_on_ = 0;   // phase::wait: the member waited on
-  std::error_code error_{};      // a member's failure for good: it ends the operation
-  std::string detail_{};
-  std::string release_trouble_{};  // releases that failed, for the finish's detail
-  member_step ending_step_{};      // the finish to send once the releases are answered
-  bool finished_ = false;
+  std::size_t waiting_on_ = 0;  // phase::wait: the member waited on
 };
 
 }  // namespace relock::detail

@@ -18,6 +18,7 @@
 #include <system_error>
 #include <vector>
 
+#include "objects/member_book.hpp"
 #include "objects/member_step.hpp"
 
 namespace relock::detail {
@@ -40,31 +41,24 @@ class quorum_fsm {
   member_steps start(time_point now);
   member_steps on(const member_event& e, time_point now);
 
-  std::size_t quorum() const { return members_.size() / 2 + 1; }
-  bool finished() const { return finished_; }
+  std::size_t quorum() const { return book_.size() / 2 + 1; }
+  bool finished() const { return book_.finished(); }
 
  private:
-  enum class state { idle, asking, held, releasing };
-  enum class phase { attempt, retreat, ending };
+  enum class phase { attempt, retreat };
 
   member_steps attempt(time_point now);
   member_steps decide(time_point now);
-  member_steps release_held();
-  member_steps release_all_then_finish(std::error_code ec, std::string detail);
+  member_steps give_up(std::error_code ec, std::string detail);
   std::chrono::milliseconds validity(time_point now) const;
 
   settings settings_;
-  std::vector<state> members_;
+  member_book book_;
   phase phase_ = phase::attempt;
-  std::size_t outstanding_ = 0;
   time_point attempt_start_{};
   std::size_t unreachable_ = 0;  // members this attempt could not reach
   std::error_code away_{};       // how one could not be reached
-  std::error_code error_{};      // a failure for good
-  std::string detail_{};
-  std::string release_trouble_{};
-  member_step ending_step_{};
-  bool finished_ = false;
+  std::string away_detail_{};
 };
 
 }  // namespace relock::detail

@@ -7,6 +7,8 @@
 
 #include <relock/errors.hpp>
 
+#include "unit/member_steps_of.hpp"
+
 #include "objects/multi_acquire_fsm.hpp"
 
 using namespace std::chrono_literals;
@@ -15,26 +17,15 @@ using relock::detail::member_event;
 using relock::detail::member_step;
 using relock::detail::member_steps;
 using relock::detail::multi_acquire_fsm;
+using relock::test::finish_of;
+using relock::test::members_of;
+using relock::test::step_of;
 using kind = member_step::kind;
 using event = member_event::kind;
 
 namespace {
 
 const multi_acquire_fsm::time_point t0{std::chrono::hours(1)};
-
-std::vector<std::size_t> members_of(const member_steps& steps, kind k) {
-  std::vector<std::size_t> out;
-  for (const auto& s : steps) {
-    if (s.what == k) out.push_back(s.member);
-  }
-  return out;
-}
-
-const member_step* finish_of(const member_steps& steps) {
-  auto it = std::find_if(steps.begin(), steps.end(),
-                         [](const member_step& s) { return s.what == kind::finish; });
-  return it == steps.end() ? nullptr : &*it;
-}
 
 }  // namespace
 
@@ -60,8 +51,7 @@ TEST(multi_acquire_fsm, a_contended_member_is_waited_on_after_giving_back_the_me
   // 0 stays held (it comes before 1), 2 goes back (it comes after), 1 is waited on.
   EXPECT_EQ(members_of(next, kind::release), (std::vector<std::size_t>{2}));
   ASSERT_EQ(members_of(next, kind::wait), (std::vector<std::size_t>{1}));
-  const auto& wait = *std::find_if(next.begin(), next.end(),
-                                   [](const member_step& s) { return s.what == kind::wait; });
+  const auto& wait = *step_of(next, kind::wait);
   ASSERT_TRUE(wait.wait);
   EXPECT_EQ(*wait.wait, 990ms);
   EXPECT_TRUE(fsm.on({event::released, 2}, t0 + 11ms).empty());
@@ -107,9 +97,7 @@ TEST(multi_acquire_fsm, waiting_for_ever_sends_a_wait_without_an_end) {
   const auto out = fsm.on({event::acquired, 1}, t0);
   const auto waits = members_of(out, kind::wait);
   ASSERT_EQ(waits, (std::vector<std::size_t>{0}));
-  EXPECT_FALSE(std::find_if(out.begin(), out.end(), [](const member_step& s) {
-                 return s.what == kind::wait;
-               })->wait.has_value());
+  EXPECT_FALSE(step_of(out, kind::wait)->wait.has_value());
 }
 
 TEST(multi_acquire_fsm, a_member_failing_for_good_ends_it_with_that_error_and_nothing_held) {
@@ -143,8 +131,7 @@ TEST(multi_acquire_fsm, an_explicit_lease_caps_a_wait_while_holding_and_starts_o
   fsm.start(t0);
   fsm.on({event::acquired, 0}, t0);
   const auto out = fsm.on({event::refused, 1}, t0);
-  const auto& wait = *std::find_if(out.begin(), out.end(),
-                                   [](const member_step& s) { return s.what == kind::wait; });
+  const auto& wait = *step_of(out, kind::wait);
   ASSERT_TRUE(wait.wait);
   EXPECT_EQ(*wait.wait, 500ms);
   const auto back = fsm.on({event::refused, 1}, t0 + 500ms);
@@ -158,8 +145,7 @@ TEST(multi_acquire_fsm, a_wait_on_the_first_member_is_not_capped_as_nothing_is_h
   fsm.start(t0);
   fsm.on({event::refused, 0}, t0);
   const auto out = fsm.on({event::refused, 1}, t0);
-  const auto& wait = *std::find_if(out.begin(), out.end(),
-                                   [](const member_step& s) { return s.what == kind::wait; });
+  const auto& wait = *step_of(out, kind::wait);
   ASSERT_TRUE(wait.wait);
   EXPECT_EQ(*wait.wait, 10s);
 }

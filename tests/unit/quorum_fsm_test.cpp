@@ -7,6 +7,8 @@
 
 #include <relock/errors.hpp>
 
+#include "unit/member_steps_of.hpp"
+
 #include "objects/quorum_fsm.hpp"
 
 using namespace std::chrono_literals;
@@ -15,6 +17,9 @@ using relock::detail::member_event;
 using relock::detail::member_step;
 using relock::detail::member_steps;
 using relock::detail::quorum_fsm;
+using relock::test::finish_of;
+using relock::test::members_of;
+using relock::test::step_of;
 using kind = member_step::kind;
 using event = member_event::kind;
 
@@ -28,20 +33,6 @@ quorum_fsm::settings three(std::optional<quorum_fsm::time_point> deadline) {
   s.deadline = deadline;
   s.lease = 10s;
   return s;
-}
-
-std::vector<std::size_t> members_of(const member_steps& steps, kind k) {
-  std::vector<std::size_t> out;
-  for (const auto& s : steps) {
-    if (s.what == k) out.push_back(s.member);
-  }
-  return out;
-}
-
-const member_step* finish_of(const member_steps& steps) {
-  auto it = std::find_if(steps.begin(), steps.end(),
-                         [](const member_step& s) { return s.what == kind::finish; });
-  return it == steps.end() ? nullptr : &*it;
 }
 
 }  // namespace
