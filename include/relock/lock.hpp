@@ -37,6 +37,7 @@
 #include <relock/detail/acquire_result.hpp>
 #include <relock/detail/completion.hpp>
 #include <relock/detail/export.hpp>
+#include <relock/detail/timed_lockable.hpp>
 #include <relock/errors.hpp>
 #include <relock/owner.hpp>
 
@@ -47,13 +48,6 @@ class client_core;
 struct lock_kind;
 struct lock_access;
 RELOCK_API asio::io_context& io_of(client_core& core);
-// Checks a duration and returns it in whole milliseconds (rounded up, so a positive wait is
-// never zero). Throws errc::invalid_argument when negative, NaN or over the limit.
-RELOCK_API std::chrono::milliseconds checked_millis(double ms, const char* what);
-template <class Rep, class Period>
-std::chrono::milliseconds to_millis(std::chrono::duration<Rep, Period> d, const char* what) {
-  return checked_millis(std::chrono::duration<double, std::milli>(d).count(), what);
-}
 }  // namespace detail
 
 struct lock_options {
@@ -76,7 +70,7 @@ struct lock_options {
   bool listen_for_loss = false;
 };
 
-class RELOCK_API Lock {
+class RELOCK_API Lock : public detail::timed_lockable<Lock> {
  public:
   Lock(std::shared_ptr<detail::client_core> core, std::string name, const detail::lock_kind& kind);
 
@@ -90,16 +84,7 @@ class RELOCK_API Lock {
   bool try_lock();
   bool try_lock(std::chrono::milliseconds wait);
   bool try_lock(std::chrono::milliseconds wait, std::chrono::milliseconds lease);
-  template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
-    // As std::timed_mutex: a wait that is zero or less tries once.
-    if (wait <= wait.zero()) return try_lock();
-    return try_lock(detail::to_millis(wait, "wait"));
-  }
-  template <class Clock, class Duration>
-  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& until) {
-    return try_lock_for(until - Clock::now());
-  }
+  // try_lock_for and try_lock_until: detail::timed_lockable.
   // Never throws (it runs in std::unique_lock's destructor): a failure goes to the client's
   // on_unlock_error / on_lock_lost callbacks and the log.
   void unlock() noexcept;

@@ -15,6 +15,7 @@
 #include <asio/async_result.hpp>
 #include <relock/detail/completion.hpp>
 #include <relock/detail/export.hpp>
+#include <relock/detail/timed_lockable.hpp>
 #include <relock/lock.hpp>
 
 namespace relock {
@@ -36,7 +37,7 @@ struct lock_set_result {
   std::size_t held = 0;                   // members held, when acquired
 };
 
-class RELOCK_API lock_set {
+class RELOCK_API lock_set : public timed_lockable<lock_set> {
  public:
   // The members in the order the set acquires them.
   const std::vector<Lock>& members() const { return members_; }
@@ -48,15 +49,7 @@ class RELOCK_API lock_set {
   bool try_lock();
   bool try_lock(std::chrono::milliseconds wait);
   bool try_lock(std::chrono::milliseconds wait, std::chrono::milliseconds lease);
-  template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
-    if (wait <= wait.zero()) return try_lock();
-    return try_lock(detail::to_millis(wait, "wait"));
-  }
-  template <class Clock, class Duration>
-  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& until) {
-    return try_lock_for(until - Clock::now());
-  }
+  // try_lock_for and try_lock_until: timed_lockable.
   // Releases every member, all at once. Never throws: failures go to each member client's
   // on_unlock_error callback and log, as Lock::unlock().
   void unlock() noexcept;
