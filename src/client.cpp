@@ -45,6 +45,10 @@ Lock client::spin_lock(std::string_view name) const {
   return Lock(core_, std::string(name), detail::spin_lock_kind);
 }
 
+BlockingQueue client::blocking_queue(std::string_view name) const {
+  return BlockingQueue(core_, std::string(name));
+}
+
 asio::io_context& client::io() const { return core_->io(); }
 
 void client::start_inspect(std::string name,

@@ -39,6 +39,9 @@ void check_settings(const config& s) {
   if (s.busy_poll.count() < 0 || s.busy_poll > std::chrono::milliseconds(10)) {
     throw error(errc::invalid_argument, "busy_poll must be 0 to 10 ms");
   }
+  if (s.max_value_size == 0 || s.max_value_size > 512u * 1024 * 1024) {
+    throw error(errc::invalid_argument, "max_value_size must be 1 byte to 512 MiB");
+  }
   if (s.command_connections == 0 || s.command_connections > 64) {
     throw error(errc::invalid_argument, "command_connections must be 1 to 64");
   }
@@ -169,6 +172,8 @@ client_core::client_core(config settings)
     executor_ = std::make_unique<exec::executor>(io_, std::move(pool),
                                                  executor_options(watching.sync.mode));
   }
+  // Blocking commands get connections of their own, made on demand (blocking_pool.hpp).
+  blocking_ = std::make_unique<exec::blocking_pool>(io_, options);
   options.push_mode = true;
   const bool both = cluster && publish == publish_mode::both;
   if (cluster && (sharded || both)) {
@@ -357,6 +362,7 @@ void client_core::drain() {
   }
   if (watch_) watch_->close();
   executor_->close();
+  blocking_->close();
   if (subscriber_) subscriber_->close();
   if (subscribers_) subscribers_->close();
   // Posted after the completions that closing queued, so they run before the loop stops.

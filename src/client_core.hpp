@@ -17,6 +17,7 @@
 #include <relock/detail/completion.hpp>
 #include <relock/errors.hpp>
 
+#include "exec/blocking_pool.hpp"
 #include "exec/executor.hpp"
 #include "exec/key_sweeper.hpp"
 #include "master_watch.hpp"
@@ -89,6 +90,8 @@ class client_core {
   const std::string& id() const { return id_; }
   asio::io_context& io() { return io_; }
   exec::executor& executor() { return *executor_; }
+  // Connections for blocking commands (I/O thread only).
+  exec::blocking_pool& blocking() { return *blocking_; }
   // The one subscriber (none with sharded pub/sub in a cluster: see channels()).
   pubsub::subscriber& subscriber() { return *subscriber_; }
   pubsub::channels& channels() { return *channels_; }
@@ -125,6 +128,7 @@ class client_core {
   asio::steady_timer drain_timer_{io_};
   std::chrono::steady_clock::time_point drain_until_{};
   std::unique_ptr<exec::executor> executor_;
+  std::unique_ptr<exec::blocking_pool> blocking_;
   std::shared_ptr<pubsub::subscriber> subscriber_;       // one server, or classic in a cluster
   std::unique_ptr<pubsub::subscriber_set> subscribers_;  // sharded in a cluster
   std::unique_ptr<pubsub::channel_pair> pair_;           // both, in a cluster

@@ -22,6 +22,7 @@
 #include <system_error>
 
 #include <asio/async_result.hpp>
+#include <relock/blocking_queue.hpp>
 #include <relock/config.hpp>
 #include <relock/detail/completion.hpp>
 #include <relock/detail/export.hpp>
@@ -73,6 +74,10 @@ class RELOCK_API client {
   // again after a growing delay (config::spin_backoff) instead of listening for a release, and
   // releases publish nothing. For deployments where pub/sub is scarce or unreliable.
   Lock spin_lock(std::string_view name) const;
+
+  // A blocking queue (Redisson's RBlockingQueue) on the list `name`: see blocking_queue.hpp.
+  // Cheap; throws errc::invalid_argument for an empty name or one over 64 KiB.
+  BlockingQueue blocking_queue(std::string_view name) const;
 
   // What `name` holds in Redis right now, whoever wrote it (relock or Redisson): its kind,
   // holders, lease and waiters, read in one consistent snapshot (see lock_info.hpp). Throws

@@ -150,6 +150,11 @@ struct config {
 
   backoff spin_backoff{};
 
+  // The largest value a queue takes (BlockingQueue::offer): larger ones are refused with
+  // errc::invalid_argument before any I/O. Redis's own limit is 512 MiB; a value of that size
+  // would hold a server thread and a connection for seconds. 1 byte to 512 MiB.
+  std::size_t max_value_size = 16 * 1024 * 1024;
+
   // Renewals per script call, when held locks share a slot (data-layout §2). 100 as Redisson.
   std::size_t renewal_batch = 100;
 

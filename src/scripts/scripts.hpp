@@ -26,5 +26,7 @@ extern const std::string_view fair_force_release;
 extern const std::string_view fair_give_up;
 // Fenced lock (data-layout §5).
 extern const std::string_view fenced_acquire;
+// Queues (data-layout §9).
+extern const std::string_view queue_clear;
 
 }  // namespace relock::scripts

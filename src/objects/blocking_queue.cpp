@@ -1,0 +1,140 @@
+#include <relock/blocking_queue.hpp>
+#include <relock/detail/timed_lockable.hpp>
+
+#include "client_core.hpp"
+#include "exec/script.hpp"
+#include "objects/naming.hpp"
+#include "objects/sync_wait.hpp"
+#include "objects/take_op.hpp"
+#include "scripts/scripts.hpp"
+
+namespace relock {
+namespace {
+
+const exec::script clear_script{"queue_clear", scripts::queue_clear};
+
+// A queue of a name that holds another type: errc::wrong_type, in words.
+[[noreturn]] void fail(const std::error_code& ec, const std::string& what, const std::string& key,
+                       const std::string& detail) {
+  if (ec == errc::wrong_type) {
+    throw error(ec, what + " '" + key + "': the name holds another Redis type, not a queue");
+  }
+  throw error(ec, what + " '" + key + "': " + (detail.empty() ? ec.message() : detail));
+}
+
+}  // namespace
+
+BlockingQueue::BlockingQueue(std::shared_ptr<detail::client_core> core, std::string name)
+    : core_(std::move(core)), name_(std::move(name)) {
+  objects::check_name(name_, "queue name");
+  key_ = core_->key_of(name_);
+  objects::check_name(key_, "queue key (after the name mapper)");
+}
+
+void BlockingQueue::check_value(std::string_view value) const {
+  if (value.size() > core_->settings().max_value_size) {
+    throw error(errc::invalid_argument, "queue '" + name_ + "': a value of " +
+                                            std::to_string(value.size()) +
+                                            " bytes is over config::max_value_size (" +
+                                            std::to_string(core_->settings().max_value_size) + ")");
+  }
+}
+
+void BlockingQueue::start_offer(std::string value, detail::completion<void(std::error_code)> done) {
+  try {
+    check_value(value);
+  } catch (const error& e) {
+    return done(e.code());
+  }
+  core_->enter([core = core_, key = key_, value = std::move(value),
+                done = std::move(done)](bool running) mutable {
+    if (!running) return done(errc::cancelled);
+    core->executor().run(
+        key, resp::request{"RPUSH", key, std::move(value)},
+        [done = std::move(done)](std::error_code ec, resp::reply) mutable { done(ec); });
+  });
+}
+
+void BlockingQueue::start_poll(std::optional<std::chrono::milliseconds> wait, std::stop_token stop,
+                               poll_done done) {
+  if (wait && wait->count() < 0) return done(errc::invalid_argument, std::nullopt);
+  if (wait && wait->count() == 0) {
+    // No wait: LPOP on the command connections.
+    return core_->enter([core = core_, key = key_, done = std::move(done)](bool running) mutable {
+      if (!running) return done(errc::cancelled, std::nullopt);
+      core->executor().run(key, resp::request{"LPOP", key},
+                           [done = std::move(done)](std::error_code ec, resp::reply r) mutable {
+                             if (ec || r.is_nil()) return done(ec, std::nullopt);
+                             done(ec, std::move(r.str));
+                           });
+    });
+  }
+  detail::take_request r;
+  r.key = key_;
+  if (wait) r.deadline = std::chrono::steady_clock::now() + *wait;
+  r.stop = std::move(stop);
+  detail::start_take(core_, std::move(r), std::move(done));
+}
+
+bool BlockingQueue::offer(std::string_view value) {
+  check_value(value);
+  detail::run_blocking(*core_, key_, resp::request{"RPUSH", key_, std::string(value)}, "offer");
+  return true;
+}
+
+std::optional<std::string> BlockingQueue::poll() {
+  auto r = detail::run_blocking(*core_, key_, resp::request{"LPOP", key_}, "poll");
+  if (r.is_nil()) return std::nullopt;
+  return std::move(r.str);
+}
+
+std::optional<std::string> BlockingQueue::poll(std::chrono::milliseconds wait,
+                                               std::stop_token stop) {
+  detail::refuse_io_thread(*core_, "poll");
+  const auto w = detail::to_millis(wait, "wait");
+  auto [ec, value] = detail::wait_for<std::error_code, std::optional<std::string>>(
+      [&](auto done) { start_poll(w, std::move(stop), std::move(done)); });
+  if (ec) fail(ec, "poll", key_, ec == errc::cancelled ? "cancelled" : "");
+  return std::move(value);
+}
+
+std::string BlockingQueue::take(std::stop_token stop) {
+  detail::refuse_io_thread(*core_, "take");
+  auto [ec, value] = detail::wait_for<std::error_code, std::optional<std::string>>(
+      [&](auto done) { start_poll(std::nullopt, std::move(stop), std::move(done)); });
+  if (ec) fail(ec, "take", key_, ec == errc::cancelled ? "cancelled" : "");
+  if (!value) throw error(errc::connection, "take '" + key_ + "': ended without an element");
+  return std::move(*value);
+}
+
+std::int64_t BlockingQueue::size() const {
+  return detail::run_blocking(*core_, key_, resp::request{"LLEN", key_}, "size").integer;
+}
+
+std::optional<std::string> BlockingQueue::peek() const {
+  auto r = detail::run_blocking(*core_, key_, resp::request{"LINDEX", key_, "0"}, "peek");
+  if (r.is_nil()) return std::nullopt;
+  return std::move(r.str);
+}
+
+bool BlockingQueue::remove(std::string_view value) {
+  return detail::run_blocking(*core_, key_, resp::request{"LREM", key_, "1", std::string(value)},
+                              "remove")
+             .integer > 0;
+}
+
+bool BlockingQueue::clear() {
+  detail::refuse_io_thread(*core_, "clear");
+  auto [ec, r] = detail::wait_for<std::error_code, resp::reply>([&](auto done) {
+    core_->enter([core = core_, key = key_,
+                  done = detail::completion<void(std::error_code, resp::reply)>(std::move(done))](
+                     bool running) mutable {
+      if (!running) return done(errc::cancelled, resp::reply{});
+      core->executor().eval(clear_script, {key}, {}, std::move(done));
+    });
+  });
+  if (ec) fail(ec, "clear", key_, r.str);
+  return r.integer == 1;
+}
+
+}  // namespace relock

@@ -1,0 +1,30 @@
+// A blocking take from a list (BlockingQueue::take, poll with a wait): BLPOP on a connection of
+// its own (exec::blocking_pool), driven by take_fsm.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <system_error>
+
+#include <relock/detail/completion.hpp>
+
+namespace relock::detail {
+
+class client_core;
+
+struct take_request {
+  std::string key;
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // empty: for ever
+  std::stop_token stop;
+};
+
+// (error, the element; nullopt when the wait ran out). Any thread; the work and the callback
+// happen on the I/O thread. errc::cancelled for a stop or the client's shutdown.
+using take_callback = completion<void(std::error_code, std::optional<std::string>)>;
+
+void start_take(std::shared_ptr<client_core> core, take_request request, take_callback done);
+
+}  // namespace relock::detail
