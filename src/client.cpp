@@ -49,6 +49,10 @@ BlockingQueue client::blocking_queue(std::string_view name) const {
   return BlockingQueue(core_, std::string(name));
 }
 
+DelayedQueue client::delayed_queue(std::string_view destination) const {
+  return DelayedQueue(core_, std::string(destination));
+}
+
 asio::io_context& client::io() const { return core_->io(); }
 
 void client::start_inspect(std::string name,

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -107,6 +108,27 @@ class client_core {
   // One server: who is master now, how many replicas a lock write waits for, and how many
   // acknowledged the last one (-1: none yet). I/O thread only.
   const master_watch* watch() const { return watch_.get(); }
+  // Tasks shared by the handles that need one (a delayed queue's transfer), by name: made by
+  // `make` on first use, kept while some handle holds what it returned. Any thread.
+  template <class Make>
+  std::shared_ptr<void> shared_task(const std::string& name, Make make) {
+    std::lock_guard lock(tasks_mutex_);
+    auto& slot = tasks_[name];
+    if (auto held = slot.lock()) return held;
+    auto held = make();
+    slot = held;
+    return held;
+  }
+  // Forgets the task of `name` (the next shared_task makes a new one); returns it, if held.
+  std::shared_ptr<void> drop_task(const std::string& name) {
+    std::lock_guard lock(tasks_mutex_);
+    auto it = tasks_.find(name);
+    if (it == tasks_.end()) return nullptr;
+    auto held = it->second.lock();
+    tasks_.erase(it);
+    return held;
+  }
+
   // The key of a user-visible name, through config::name_mapper.
   std::string key_of(std::string_view name) const;
 
@@ -139,6 +161,8 @@ class client_core {
   std::shared_ptr<net::connection> push_connection_;  // one server: the subscriber's
   std::unique_ptr<master_watch> watch_;               // one server: follows the master
   std::string publish_command_;
+  std::mutex tasks_mutex_;
+  std::unordered_map<std::string, std::weak_ptr<void>> tasks_;
 };
 
 template <class... Rest>

@@ -24,6 +24,7 @@
 #include <asio/async_result.hpp>
 #include <relock/blocking_queue.hpp>
 #include <relock/config.hpp>
+#include <relock/delayed_queue.hpp>
 #include <relock/detail/completion.hpp>
 #include <relock/detail/export.hpp>
 #include <relock/errors.hpp>
@@ -78,6 +79,9 @@ class RELOCK_API client {
   // A blocking queue (Redisson's RBlockingQueue) on the list `name`: see blocking_queue.hpp.
   // Cheap; throws errc::invalid_argument for an empty name or one over 64 KiB.
   BlockingQueue blocking_queue(std::string_view name) const;
+  // A delayed queue (Redisson's RDelayedQueue) feeding the blocking queue `destination`: see
+  // delayed_queue.hpp. Starts this client's transfer for it, which runs while a handle lives.
+  DelayedQueue delayed_queue(std::string_view destination) const;
 
   // What `name` holds in Redis right now, whoever wrote it (relock or Redisson): its kind,
   // holders, lease and waiters, read in one consistent snapshot (see lock_info.hpp). Throws

@@ -150,9 +150,15 @@ struct config {
 
   backoff spin_backoff{};
 
-  // The largest value a queue takes (BlockingQueue::offer): larger ones are refused with
-  // errc::invalid_argument before any I/O. Redis's own limit is 512 MiB; a value of that size
-  // would hold a server thread and a connection for seconds. 1 byte to 512 MiB.
+  // How a delayed queue packs its elements (data-layout §9): as the Redisson version that shares
+  // the queue does, since its transfer task reads only its own layout. relock's transfer reads
+  // both.
+  enum class delayed_layout { redisson_4, redisson_3 };
+  delayed_layout delayed_queue_layout = delayed_layout::redisson_4;
+
+  // The largest value a queue takes (BlockingQueue::offer, DelayedQueue::offer): larger ones are
+  // refused with errc::invalid_argument before any I/O. Redis's own limit is 512 MiB; a value of
+  // that size would hold a server thread and a connection for seconds. 1 byte to 512 MiB.
   std::size_t max_value_size = 16 * 1024 * 1024;
 
   // Renewals per script call, when held locks share a slot (data-layout §2). 100 as Redisson.

@@ -97,6 +97,18 @@ std::string semaphore_channel(std::string_view name) { return prefixed("redisson
 
 std::string semaphore_timeout_key(std::string_view name) { return suffixed(name, "timeout"); }
 
+std::string delayed_queue_list(std::string_view name) {
+  return prefixed("redisson_delay_queue", name);
+}
+
+std::string delayed_queue_timeouts(std::string_view name) {
+  return prefixed("redisson_delay_queue_timeout", name);
+}
+
+std::string delayed_queue_channel(std::string_view name) {
+  return prefixed("redisson_delay_queue_channel", name);
+}
+
 std::string latch_channel(std::string_view name) {
   std::string out = "redisson_countdownlatch__channel__{";
   out += name;

@@ -56,4 +56,9 @@ std::string semaphore_timeout_key(std::string_view name);
 // Literal braces around the name, whatever it holds: that is what Redisson subscribes to.
 std::string latch_channel(std::string_view name);
 
+// §9 Delayed queue over the destination `name`: the arrival list, the due-time set, the channel.
+std::string delayed_queue_list(std::string_view name);
+std::string delayed_queue_timeouts(std::string_view name);
+std::string delayed_queue_channel(std::string_view name);
+
 }  // namespace relock::objects

@@ -28,5 +28,9 @@ extern const std::string_view fair_give_up;
 extern const std::string_view fenced_acquire;
 // Queues (data-layout §9).
 extern const std::string_view queue_clear;
+extern const std::string_view delayed_value;  // the head of the two below
+extern const std::string_view delayed_transfer;
+extern const std::string_view delayed_find;
+extern const std::string_view delayed_offer;
 
 }  // namespace relock::scripts

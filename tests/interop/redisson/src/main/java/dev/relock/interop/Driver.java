@@ -28,7 +28,9 @@ import java.util.concurrent.locks.LockSupport;
 import dev.relock.json.Json;
 
 import org.redisson.Redisson;
+import org.redisson.api.RBlockingQueue;
 import org.redisson.api.RBucket;
+import org.redisson.api.RDelayedQueue;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
@@ -66,6 +68,9 @@ import org.redisson.config.SingleServerConfig;
  * stdin, one per line, and answers each with exactly one JSON line on stdout. Every OWNER has its
  * own thread, so Redisson's lock ownership (by thread id) follows the logical owner. See
  * tests/interop/README.md for the protocol.
+ *
+ * Besides locks it drives RBlockingQueue and RDelayedQueue (the q* and d* commands, see "Queues"
+ * below), always with StringCodec, so a value is the same bytes relock reads and writes.
  *
  * The source compiles against Redisson 3.18.1 and 4.x alike; the only API that exists in one and
  * not the other (the fenced lock) is reached by reflection.
@@ -121,6 +126,9 @@ public final class Driver {
   private final String redissonVersion;
   private final Map<String, ExecutorService> owners = new ConcurrentHashMap<>();
   private final Map<String, Handler> handlers = new LinkedHashMap<>();
+  // One RDelayedQueue per destination queue name, made on first use and kept (its transfer task
+  // runs in this Redisson until ddestroy or exit).
+  private final Map<String, RDelayedQueue<String>> delayedQueues = new ConcurrentHashMap<>();
   private volatile boolean exiting = false;
 
   private Driver(PrintStream protocol, RedissonClient redisson, String redissonVersion) {
@@ -796,6 +804,40 @@ public final class Driver {
       need(a, 4, 4, "incloop NAME COUNTER_KEY N PAUSE_US");
       return incloop(a[0], a[1], count(a[2], "N"), count(a[3], "PAUSE_US"));
     });
+    handlers.put("qoffer", a -> {
+      need(a, 2, 2, "qoffer NAME VALUE");
+      return queue(a[0]).offer(a[1]);
+    });
+    handlers.put("qtake", a -> {
+      need(a, 1, 1, "qtake NAME");
+      return queue(a[0]).take();
+    });
+    handlers.put("qpoll", a -> {
+      need(a, 2, 2, "qpoll NAME WAIT_MS");
+      return queue(a[0]).poll(count(a[1], "WAIT_MS"), TimeUnit.MILLISECONDS);
+    });
+    handlers.put("qsize", a -> {
+      need(a, 1, 1, "qsize NAME");
+      return queue(a[0]).size();
+    });
+    handlers.put("doffer", a -> {
+      need(a, 3, 3, "doffer DEST VALUE DELAY_MS");
+      delayedQueue(a[0]).offer(a[1], count(a[2], "DELAY_MS"), TimeUnit.MILLISECONDS);
+      return Boolean.TRUE;
+    });
+    handlers.put("ddestroy", a -> {
+      need(a, 1, 1, "ddestroy DEST");
+      RDelayedQueue<String> delayed = delayedQueues.remove(a[0]);
+      if (delayed == null) {
+        return Boolean.FALSE;
+      }
+      delayed.destroy();
+      return Boolean.TRUE;
+    });
+    handlers.put("dsize", a -> {
+      need(a, 1, 1, "dsize DEST");
+      return delayedQueue(a[0]).size();
+    });
     handlers.put("sleep", a -> {
       need(a, 1, 1, "sleep MS");
       Thread.sleep(millis(a[0], "MS"));
@@ -869,6 +911,35 @@ public final class Driver {
       throw new UsageException(what + " must be >= 0, got " + v);
     }
     return v;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Queues, all with StringCodec (a value is its UTF-8 bytes on the server, as relock sees them;
+  // the default codec would wrap each value in a binary envelope). Commands are split on
+  // whitespace, so a VALUE is one word: no spaces, tabs or line breaks in it.
+  //   qoffer NAME VALUE            getBlockingQueue(NAME).offer(VALUE) -> boolean
+  //   qtake NAME                   take() -> the value (waits as long as it takes, on the owner's
+  //                                thread: that owner runs nothing else meanwhile)
+  //   qpoll NAME WAIT_MS           poll(WAIT_MS, ms) -> the value, or null when none came
+  //   qsize NAME                   size()
+  //   doffer DEST VALUE DELAY_MS   getDelayedQueue(getBlockingQueue(DEST)).offer(VALUE, DELAY_MS,
+  //                                ms) -> true: VALUE lands in DEST after DELAY_MS, moved there by
+  //                                the delayed queue's transfer task in this driver's Redisson
+  //   ddestroy DEST                that delayed queue's destroy() (stops its transfer task) ->
+  //                                true; false when this driver had none for DEST
+  //   dsize DEST                   that delayed queue's size() (values not yet due)
+  // One RDelayedQueue per DEST per driver, made by the first doffer or dsize and kept until
+  // ddestroy (after which the next one makes a new one) or exit.
+
+  private RBlockingQueue<String> queue(String name) {
+    if (name.isEmpty()) {
+      throw new UsageException("empty queue name");
+    }
+    return redisson.getBlockingQueue(name, StringCodec.INSTANCE);
+  }
+
+  private RDelayedQueue<String> delayedQueue(String dest) {
+    return delayedQueues.computeIfAbsent(dest, d -> redisson.getDelayedQueue(queue(d)));
   }
 
   // ------------------------------------------------------------------------------------------
