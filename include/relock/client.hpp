@@ -32,6 +32,7 @@
 #include <relock/lock.hpp>
 #include <relock/lock_info.hpp>
 #include <relock/multi_lock.hpp>
+#include <relock/queue_info.hpp>
 #include <relock/read_write_lock.hpp>
 #include <relock/red_lock.hpp>
 
@@ -82,6 +83,11 @@ class RELOCK_API client {
   // A delayed queue (Redisson's RDelayedQueue) feeding the blocking queue `destination`: see
   // delayed_queue.hpp. Starts this client's transfer for it, which runs while a handle lives.
   DelayedQueue delayed_queue(std::string_view destination) const;
+
+  // What the queue `name` holds right now: its length, and the delayed queue feeding it (its
+  // length and earliest due time), read-only. Throws relock::error (invalid_argument for a bad
+  // name, connection...).
+  queue_info inspect_queue(std::string_view name) const;
 
   // What `name` holds in Redis right now, whoever wrote it (relock or Redisson): its kind,
   // holders, lease and waiters, read in one consistent snapshot (see lock_info.hpp). Throws

@@ -32,5 +32,6 @@ extern const std::string_view delayed_value;  // the head of the two below
 extern const std::string_view delayed_transfer;
 extern const std::string_view delayed_find;
 extern const std::string_view delayed_offer;
+extern const std::string_view queue_inspect;
 
 }  // namespace relock::scripts

@@ -52,6 +52,14 @@ struct run_options {
   std::vector<std::string> redlock_urls;  // --redlock: NAME on each of these servers
 };
 
+struct queue_options {
+  std::string action;  // offer, take, size
+  std::string name;
+  std::string value;                         // offer
+  std::optional<std::string> delay_seconds;  // offer --delay, as typed
+  std::optional<std::string> wait_seconds;   // take -w, as typed
+};
+
 struct demo_options {
   int workers = 8;
   int iterations = 250;
@@ -85,6 +93,9 @@ std::string not_a_lock(const relock::lock_info& info);
 
 int run_command(const global_options& g, const run_options& o);
 int status_command(const global_options& g, const std::string& name);
+int queue_command(const global_options& g, const queue_options& o);
+// A queue's status, when `name` holds a queue or a delayed queue feeds it; false otherwise.
+bool print_queue_status(relock::client& client, const global_options& g, const std::string& name);
 int unlock_command(const global_options& g, const std::string& name);
 int demo_command(const global_options& g, const demo_options& o);
 int demo_worker(const global_options& g, const demo_options& o);

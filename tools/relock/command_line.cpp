@@ -17,6 +17,7 @@ constexpr const char* synopsis =
   relock run [OPTIONS] --all NAME,NAME... -- COMMAND [ARG...]
   relock run [OPTIONS] --redlock URL,URL,URL NAME -- COMMAND [ARG...]
   relock status NAME
+  relock queue offer NAME VALUE [--delay SEC] | take NAME [-w SEC] | size NAME
   relock unlock --force NAME
   relock demo [--workers N] [--iterations M] [--cluster]
 
@@ -79,6 +80,9 @@ std::string usage_of(const CLI::App& app) {
              "--help";
     }
     if (name == "status") return "relock status NAME";
+    if (name == "queue") {
+      return "relock queue offer NAME VALUE [--delay SEC] | take NAME [-w SEC] | size NAME";
+    }
     if (name == "unlock") return "relock unlock --force NAME";
     if (name == "demo") return "relock demo [--workers N] [--iterations M] [--cluster]";
   }
@@ -189,6 +193,28 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
       "waiter's deadline; a fenced lock's last token; the node serving it");
   status->add_option("NAME", c.name, "the lock's name")->required();
 
+  queue_options& q = c.queue;
+  auto* queue = app.add_subcommand(
+      "queue",
+      "Redisson's blocking queue NAME (a Redis list) and the delayed queue feeding it, shared "
+      "with Java (StringCodec values)");
+  queue->require_subcommand(1);
+  auto* offer = queue->add_subcommand("offer", "append VALUE to NAME, or put it in after --delay");
+  offer
+      ->add_option("--delay", q.delay_seconds,
+                   "the delayed queue: VALUE reaches NAME once SEC have passed, moved by a "
+                   "running consumer's transfer (relock queue take, Java's RDelayedQueue)")
+      ->type_name("SEC");
+  offer->add_option("NAME", q.name, "the queue's name (its Redis list)")->required();
+  offer->add_option("VALUE", q.value, "the value, as bytes")->required();
+  auto* take = queue->add_subcommand(
+      "take", "print NAME's head and remove it, waiting for one (exit 1 after -w)");
+  take->add_option("-w,--wait", q.wait_seconds, "give up after SEC (default: wait for ever)")
+      ->type_name("SEC");
+  take->add_option("NAME", q.name, "the queue's name")->required();
+  auto* size = queue->add_subcommand("size", "print how many elements NAME holds");
+  size->add_option("NAME", q.name, "the queue's name")->required();
+
   auto* unlock = app.add_subcommand(
       "unlock",
       "take NAME away from whoever holds it and wake its waiters (a fair lock's next in line)");
@@ -235,8 +261,11 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
     return exit_usage;
   }
   if (url->count() > 0) g.url_given = true;
-  for (auto* sub : {run, status, unlock, demo, worker}) {
+  for (auto* sub : {run, status, queue, unlock, demo, worker}) {
     if (*sub) c.subcommand = sub->get_name();
+  }
+  for (auto* sub : {offer, take, size}) {
+    if (*sub) q.action = sub->get_name();
   }
   return std::nullopt;
 }

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   try {
     if (c.subcommand == "run") return run_command(g, c.run);
     if (c.subcommand == "status") return status_command(g, c.name);
+    if (c.subcommand == "queue") return queue_command(g, c.queue);
     if (c.subcommand == "unlock") return unlock_command(g, c.name);
     if (c.subcommand == "demo") return demo_command(g, c.demo);
     if (c.subcommand == "demo-worker") return demo_worker(g, c.demo);

@@ -121,6 +121,31 @@ void print(const lock_status& s, bool as_json) {
   std::fflush(stdout);
 }
 
+void print(const queue_status& s, bool as_json) {
+  if (as_json) {
+    std::cout << json{{"name", s.name},
+                      {"kind", "queue"},
+                      {"length", s.length},
+                      {"delayed", s.delayed},
+                      {"next_due_ms", or_null(s.next_due_ms)},
+                      {"next_due_in_ms", or_null(s.next_due_in_ms)}}
+                     .dump()
+              << "\n";
+    return;
+  }
+  std::cout << s.name << ": queue, " << s.length << (s.length == 1 ? " element" : " elements")
+            << " ready";
+  if (s.delayed > 0) {
+    std::cout << "; " << s.delayed << " delayed";
+    if (s.next_due_ms && s.next_due_in_ms) {
+      const auto in = *s.next_due_in_ms;
+      std::cout << ", the next due " << local_time(*s.next_due_ms) << ", "
+                << (in >= 0 ? "in " + seconds(in / 1000.0) : seconds(-in / 1000.0) + " ago");
+    }
+  }
+  std::cout << "\n";
+}
+
 void print(const unlock_result& r, bool as_json) {
   if (as_json) {
     std::cout << json{{"name", r.name}, {"released", r.released}}.dump() << "\n";

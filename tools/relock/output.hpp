@@ -40,6 +40,15 @@ struct lock_status {
   std::vector<waiter> queue;  // fair: head first
 };
 
+// A queue: the destination list, and the delayed queue feeding it.
+struct queue_status {
+  std::string name;
+  std::int64_t length = 0;                     // ready to take
+  std::int64_t delayed = 0;                    // not yet due
+  std::optional<std::int64_t> next_due_ms;     // Unix epoch ms, by the offering client's clock
+  std::optional<std::int64_t> next_due_in_ms;  // the same less this host's now
+};
+
 struct unlock_result {
   std::string name;
   bool released = false;  // false: it was not locked
@@ -61,6 +70,7 @@ struct demo_result {
 };
 
 void print(const lock_status& s, bool json);
+void print(const queue_status& s, bool json);
 void print(const unlock_result& r, bool json);
 void print(const demo_result& r, bool json);
 

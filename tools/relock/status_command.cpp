@@ -1,7 +1,7 @@
 // relock status: who holds NAME and how often, its lease, a fair lock's queue with each
 // waiter's deadline and a fenced lock's last token, as client::inspect reads them from the
 // data, so holders in Java (Redisson) show up too; and the node that serves it (in a cluster,
-// the master of its slot).
+// the master of its slot). For a queue: its length, and the delayed queue feeding it.
 #include <chrono>
 
 #include "cli.hpp"
@@ -61,6 +61,11 @@ int status_command(const global_options& g, const std::string& name) {
     info = client.inspect(name);
   } catch (const relock::error& e) {
     fail_with(g, e, "cannot read '" + name + "'");
+  }
+  // A list, or a free name that a delayed queue feeds: a queue (Redisson's RBlockingQueue).
+  if ((info.redis_type == "list" || info.kind == relock::object_kind::none) &&
+      print_queue_status(client, g, name)) {
+    return exit_ok;
   }
   if (!lock_family(info.kind)) throw failure(exit_usage, not_a_lock(info));
   print(shown(info), g.json);

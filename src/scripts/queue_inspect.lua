@@ -1,0 +1,21 @@
+-- Reads a queue name for client::inspect_queue, changing nothing (data-layout §9).
+-- KEYS[1] the destination, KEYS[2] the delayed queue's arrival list, KEYS[3] its due-time set.
+-- Returns {type of KEYS[1], its length (0 unless a list), elements not yet due, the earliest
+-- due time or false}.
+local kind = redis.call('type', KEYS[1]).ok
+local length = 0
+if kind == 'list' then
+  length = redis.call('llen', KEYS[1])
+end
+local delayed = 0
+if redis.call('type', KEYS[2]).ok == 'list' then
+  delayed = redis.call('llen', KEYS[2])
+end
+local next_due = false
+if redis.call('type', KEYS[3]).ok == 'zset' then
+  local earliest = redis.call('zrange', KEYS[3], 0, 0, 'WITHSCORES')
+  if earliest[2] ~= nil then
+    next_due = earliest[2]
+  end
+end
+return {kind, length, delayed, next_due}
