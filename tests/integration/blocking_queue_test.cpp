@@ -16,6 +16,19 @@
 using namespace std::chrono_literals;
 using namespace relock::test;
 
+namespace {
+
+// True once some connection of the server waits in BLPOP (a take blocked on the server).
+bool a_take_waits(raw_client& raw) {
+  return wait_until(
+      [&] {
+        return raw.command({"CLIENT", "LIST"}).str.find("cmd=blpop") != std::string::npos;
+      },
+      5s);
+}
+
+}  // namespace
+
 TEST(blocking_queue, offer_poll_peek_size_remove_clear_on_redissons_list) {
   redis_server server;
   relock::client client(settings_for(server));
@@ -82,11 +95,7 @@ TEST(blocking_queue, a_stop_ends_a_take_and_the_next_element_is_not_lost) {
   auto taken =
       std::async(std::launch::async, [&] { return error_of([&] { q.take(stop.get_token()); }); });
   auto raw = raw_client::to(server);
-  ASSERT_TRUE(wait_until(
-      [&] {
-        return raw.command({"CLIENT", "LIST"}).str.find("cmd=blpop") != std::string::npos;
-      },
-      5s));
+  ASSERT_TRUE(a_take_waits(raw));
   stop.request_stop();
   ASSERT_EQ(taken.wait_for(5s), std::future_status::ready);
   EXPECT_EQ(taken.get(), relock::errc::cancelled);
@@ -102,18 +111,10 @@ TEST(blocking_queue, a_take_rides_through_client_kill_and_gets_the_next_element_
   auto q = client.blocking_queue("k");
   auto taken = std::async(std::launch::async, [&] { return q.take(); });
   auto raw = raw_client::to(server);
-  ASSERT_TRUE(wait_until(
-      [&] {
-        return raw.command({"CLIENT", "LIST"}).str.find("cmd=blpop") != std::string::npos;
-      },
-      5s));
+  ASSERT_TRUE(a_take_waits(raw));
   raw.command({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
   // It waits again once reconnected.
-  ASSERT_TRUE(wait_until(
-      [&] {
-        return raw.command({"CLIENT", "LIST"}).str.find("cmd=blpop") != std::string::npos;
-      },
-      5s));
+  ASSERT_TRUE(a_take_waits(raw));
   raw.command({"RPUSH", "k", "one", "two"});
   ASSERT_EQ(taken.wait_for(5s), std::future_status::ready);
   EXPECT_EQ(taken.get(), "one");
@@ -129,11 +130,7 @@ TEST(blocking_queue, a_take_rides_through_a_server_restart_with_aof) {
   auto taken = std::async(std::launch::async, [&] { return q.take(); });
   {
     auto raw = raw_client::to(server);
-    ASSERT_TRUE(wait_until(
-        [&] {
-          return raw.command({"CLIENT", "LIST"}).str.find("cmd=blpop") != std::string::npos;
-        },
-        5s));
+    ASSERT_TRUE(a_take_waits(raw));
   }
   server.kill();
   server.start();
