@@ -155,6 +155,11 @@ result run_rw_mixed(const options& o);
 result run_async_pairs(const options& o, int n);
 // multi-3: an uncontended MultiLock over 3 names, one server or 3 (multi_lock.cpp).
 result run_multi_lock(const options& o);
+// The queues (queue.cpp): queue, offer + take pairs with threads/2 producers and the other
+// threads consumers on one BlockingQueue; queue-delayed, a DelayedQueue's lateness at 1,000
+// elements/s with delays over 0-2 s.
+result run_queue(const options& o);
+result run_queue_delayed(const options& o);
 
 // The scenario whose names and loops a deployment's scenario reuses: "cluster-n-locks" ->
 // "n-locks", any other -> itself.

@@ -28,6 +28,10 @@ const std::map<std::string, scenario_fn> scenarios = {
     {"cluster-n-locks", relock_bench::run_n_locks},
     // A MultiLock over 3 names; --url one URL, or 3 comma-separated (one member per server).
     {"multi-3", relock_bench::run_multi_lock},
+    // BlockingQueue: offer + take pairs, --threads split into producers and consumers.
+    {"queue", relock_bench::run_queue},
+    // DelayedQueue: lateness at 1,000 elements/s, delays over 0-2 s.
+    {"queue-delayed", relock_bench::run_queue_delayed},
 };
 
 int usage(const char* why) {
@@ -41,6 +45,7 @@ int usage(const char* why) {
                "           fair-handoff fenced-uncontended\n"
                "           multi-3 (--url URL, or URL1,URL2,URL3: one member per server)\n"
                "           cluster-n-locks (n-locks; give a redis-cluster:// URL)\n"
+               "           queue (--threads T: T/2 producers, the rest consumers) queue-delayed\n"
                "prints one JSON line; exit 0 done, 1 failed, 2 bad usage\n");
   return 2;
 }

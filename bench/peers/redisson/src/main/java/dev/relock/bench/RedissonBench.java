@@ -36,6 +36,8 @@ import dev.relock.json.Json;
 
 import org.redisson.Redisson;
 import org.redisson.RedissonMultiLock;
+import org.redisson.api.RBlockingQueue;
+import org.redisson.api.RDelayedQueue;
 import org.redisson.api.RFencedLock;
 import org.redisson.api.RList;
 import org.redisson.api.RLock;
@@ -70,7 +72,9 @@ import org.redisson.config.SingleServerConfig;
  * uncontended-synced); the probe watches the master only. multi-3 is an uncontended
  * RedissonMultiLock over 3 RLocks; its --url is one URL (every member on that server) or 3
  * redis:// URLs separated by commas (member i on server i, one RedissonClient per server; the
- * probe sums over the servers).
+ * probe sums over the servers). queue is offer + take pairs on an RBlockingQueue (StringCodec)
+ * with T/2 producer threads and the other consumers; queue-delayed is an RDelayedQueue's
+ * lateness at 1,000 elements/s with delays over 0-2 s (both as bench/queue.cpp).
  * Each mirrors its C++ twin in bench/*.cpp line by line: the same lock names, the same loops,
  * the same count bounds (per thread) and time bounds, the same grace before a blocked lock() is
  * cancelled (here: Thread.interrupt on lockInterruptibly()), the same server probe (CONFIG
@@ -119,6 +123,9 @@ public final class RedissonBench {
           + "           cluster-n-locks (n-locks; give a redis-cluster://h1:p1,h2:p2 URL)\n"
           + "           multi-3 (RedissonMultiLock; --url URL, or URL1,URL2,URL3: one member"
           + " per server)\n"
+          + "           queue (RBlockingQueue, StringCodec; --threads T: T/2 producers, the rest"
+          + " consumers)\n"
+          + "           queue-delayed (RDelayedQueue over an RBlockingQueue, StringCodec)\n"
           + "prints one JSON line; exit 0 done, 1 failed, 2 bad usage";
 
   // ------------------------------------------------------------------------------------------
@@ -1271,6 +1278,381 @@ public final class RedissonBench {
   }
 
   // ------------------------------------------------------------------------------------------
+  // queue: as bench/queue.cpp. P producer threads and C consumer threads (--threads T: P = T/2,
+  // C = T - P) on one RBlockingQueue with StringCodec (the same bytes as relock's): producers
+  // offer (RPUSH) "p<t>:<seq>" as fast as they can until the window ends, consumers take()
+  // (BLPOP) and note what they got. pairs_per_s counts the elements taken inside the window,
+  // per second of it. Once the producers have stopped, one "stop" element per consumer goes to
+  // the tail, so the consumers drain the backlog and end on it; a take() still waiting 30 s after
+  // the window is interrupted. Then every element is checked (lost, duplicates, left in the
+  // list). The server figures cover the window (until the producers have stopped), not the
+  // drain. The warm-up runs on a name of its own (bench:queue:warmup), so none of its elements
+  // (nor a take() it left waiting) can reach the measured loop.
+
+  static final String QUEUE_STOP = "stop";
+
+  /** A growable list of longs (the ids a consumer took). */
+  static final class Longs {
+    long[] v = new long[1024];
+    int n = 0;
+
+    void add(long x) {
+      if (n == v.length) {
+        v = Arrays.copyOf(v, n * 2);
+      }
+      v[n++] = x;
+    }
+  }
+
+  /** "p<t>:<seq>" -> t << 40 | seq; -1 for anything else. */
+  static long elementId(String v) {
+    if (v.length() < 4 || v.charAt(0) != 'p') {
+      return -1;
+    }
+    int colon = v.indexOf(':');
+    if (colon < 2 || colon + 1 >= v.length()) {
+      return -1;
+    }
+    try {
+      return Long.parseLong(v.substring(1, colon)) << 40 | Long.parseLong(v.substring(colon + 1));
+    } catch (NumberFormatException e) {
+      return -1;
+    }
+  }
+
+  Result queue(double seconds, Probe probe) throws Exception {
+    final RBlockingQueue<String> queue = client.getBlockingQueue(
+        probe == null ? "bench:queue:warmup" : "bench:queue", StringCodec.INSTANCE);
+    queue.delete();
+    final int producers = Math.max(1, o.threads / 2);
+    final int consumers = Math.max(1, o.threads - producers);
+    final long maxPerProducer = 1_000_000;
+    final long[] offered = new long[producers];
+    final long[] inWindow = new long[consumers];
+    final long[] errors = new long[producers + consumers];
+    final long[] foreign = new long[consumers];
+    final long[] cancelled = new long[consumers];
+    final Samples[] offerTime = new Samples[producers];
+    final Longs[] got = new Longs[consumers];
+    final CountDownLatch ready = new CountDownLatch(producers + consumers);
+    final CountDownLatch go = new CountDownLatch(1);
+    final AtomicLong end = new AtomicLong();  // set before go opens; read only after it
+    final AtomicInteger consumersDone = new AtomicInteger();
+    List<Thread> producerThreads = new ArrayList<>();
+    List<Thread> consumerThreads = new ArrayList<>();
+    for (int t = 0; t < producers; ++t) {
+      final int me = t;
+      offerTime[me] = new Samples();
+      producerThreads.add(start("queue-producer-" + me, () -> {
+        final String prefix = "p" + me + ":";
+        ready.countDown();
+        await(go);
+        final long stop = end.get();
+        for (long now = System.nanoTime(); now - stop < 0 && offered[me] < maxPerProducer; ) {
+          try {
+            queue.offer(prefix + offered[me]);
+            ++offered[me];
+          } catch (RuntimeException e) {
+            ++errors[me];  // not offered: the next try uses the same number
+          }
+          final long after = System.nanoTime();
+          offerTime[me].add(after - now);
+          now = after;
+        }
+      }));
+    }
+    for (int c = 0; c < consumers; ++c) {
+      final int me = c;
+      got[me] = new Longs();
+      consumerThreads.add(start("queue-consumer-" + me, () -> {
+        try {
+          ready.countDown();
+          await(go);
+          final long stop = end.get();
+          while (true) {
+            String v;
+            try {
+              v = queue.take();
+            } catch (InterruptedException e) {
+              ++cancelled[me];
+              break;
+            } catch (RuntimeException e) {
+              ++errors[producers + me];
+              continue;
+            }
+            if (v.equals(QUEUE_STOP)) {
+              break;
+            }
+            if (System.nanoTime() - stop < 0) {
+              ++inWindow[me];
+            }
+            final long id = elementId(v);
+            if (id < 0) {
+              ++foreign[me];
+            } else {
+              got[me].add(id);
+            }
+          }
+        } finally {
+          consumersDone.incrementAndGet();
+        }
+      }));
+    }
+    ready.await();
+    if (probe != null) {
+      probe.start();
+    }
+    final double cpu0 = processCpuSeconds();
+    final long t0 = System.nanoTime();
+    end.set(t0 + seconds(seconds));
+    go.countDown();
+    for (Thread p : producerThreads) {
+      p.join();
+    }
+    final double window = (System.nanoTime() - t0) / 1e9;
+    final double cpu = processCpuSeconds() - cpu0;
+    final Probe.Window server = probe == null ? null : probe.stop();
+    final long totalOffered = Arrays.stream(offered).sum();
+    final long pairs = Arrays.stream(inWindow).sum();
+
+    // Drain: one stop element per consumer, after every element offered.
+    final long drainStart = System.nanoTime();
+    for (int c = 0; c < consumers; ++c) {
+      queue.offer(QUEUE_STOP);
+    }
+    finish(consumerThreads, consumersDone, end.get() + seconds(30));
+    final double drain = (System.nanoTime() - drainStart) / 1e9;
+
+    int size = 0;
+    for (Longs g : got) {
+      size += g.n;
+    }
+    long[] all = new long[size];
+    int k = 0;
+    for (Longs g : got) {
+      System.arraycopy(g.v, 0, all, k, g.n);
+      k += g.n;
+    }
+    Arrays.sort(all);
+    long duplicates = 0;
+    long unknown = Arrays.stream(foreign).sum();
+    long distinct = 0;
+    for (int i = 0; i < all.length; ++i) {
+      if (i > 0 && all[i] == all[i - 1]) {
+        ++duplicates;
+        continue;
+      }
+      final long t = all[i] >>> 40;
+      final long seq = all[i] & ((1L << 40) - 1);
+      if (t >= producers || seq >= offered[(int) t]) {
+        ++unknown;
+      } else {
+        ++distinct;
+      }
+    }
+    final long left = queue.size();
+    queue.delete();
+    if (probe == null) {
+      return null;
+    }
+
+    Samples offers = Samples.merged(offerTime);
+    Result r = makeResult();
+    r.set("pairs_per_s", pairs / seconds)
+        .set("offers_per_s", totalOffered / seconds)
+        .set("pairs", pairs)
+        .set("offered", totalOffered)
+        .set("taken", (long) all.length)
+        .set("backlog", totalOffered - pairs)
+        .set("lost", totalOffered - distinct)
+        .set("duplicates", duplicates)
+        .set("unknown", unknown)
+        .set("left", left)
+        .set("offer_p50_us", offers.percentileUs(0.50))
+        .set("offer_p99_us", offers.percentileUs(0.99))
+        .set("drain_s", drain)
+        .set("producers", (long) producers)
+        .set("consumers", (long) consumers)
+        .set("cancelled", Arrays.stream(cancelled).sum())
+        .set("errors", Arrays.stream(errors).sum());
+    addCommon(r, window, cpu, server, pairs);
+    return r;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // queue-delayed: as bench/queue.cpp. One thread offers to an RDelayedQueue (over the
+  // RBlockingQueue bench:queue-delayed, StringCodec) at a steady 1,000 elements/s for the window,
+  // each with a delay in [0, 2000] ms (splitmix64 of the repetition and the element's index: the
+  // same delays as relock's), its value "<index>:<due>" with the due time in wall-clock ms (read
+  // just before the offer, as Redisson reads its own); this client, which has the delayed queue
+  // open, runs the transfer; another thread take()s from the destination and notes, per element,
+  // arrival (wall clock, microseconds) minus due time. Early, lost and duplicated elements are
+  // counted. The figures run until every element has arrived, or 5 s after the last one came
+  // due. The warm-up (the same at the same rate, for --warmup seconds) uses a destination of its
+  // own, destroyed after it.
+
+  static final int DELAYED_RATE = 1_000;  // elements per second
+  static final long DELAYED_MAX_DELAY = 2_000;  // ms; delays in [0, DELAYED_MAX_DELAY]
+
+  /** splitmix64, as bench/queue.cpp's (the delays of queue-delayed). */
+  static long splitmix64(long x) {
+    x += 0x9E3779B97F4A7C15L;
+    x = (x ^ (x >>> 30)) * 0xBF58476D1CE4E5B9L;
+    x = (x ^ (x >>> 27)) * 0x94D049BB133111EBL;
+    return x ^ (x >>> 31);
+  }
+
+  static long wallMicros() {
+    java.time.Instant now = java.time.Instant.now();
+    return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+  }
+
+  Result queueDelayed(double seconds, Probe probe) throws Exception {
+    final RBlockingQueue<String> destination = client.getBlockingQueue(
+        probe == null ? "bench:queue-delayed:warmup" : "bench:queue-delayed",
+        StringCodec.INSTANCE);
+    final RDelayedQueue<String> delayed = client.getDelayedQueue(destination);
+    delayed.clear();
+    destination.delete();
+    final int maxElements = (int) (seconds * DELAYED_RATE) + 1;
+    final int[] seen = new int[maxElements];
+    final Samples lateness = new Samples();
+    final Samples offerTime = new Samples();
+    final AtomicLong arrived = new AtomicLong();
+    final long[] early = new long[1];
+    final long[] earlyMaxUs = new long[1];
+    final long[] unknown = new long[1];
+    final long[] takeErrors = new long[1];
+    long offerErrors = 0;
+    final AtomicInteger consumerDone = new AtomicInteger();
+    final CountDownLatch ready = new CountDownLatch(1);
+    Thread consumer = start("queue-delayed-consumer", () -> {
+      try {
+        ready.countDown();
+        while (true) {
+          String v;
+          try {
+            v = destination.take();
+          } catch (InterruptedException e) {
+            break;  // every element came, or the end
+          } catch (RuntimeException e) {
+            ++takeErrors[0];
+            continue;
+          }
+          final long nowUs = wallMicros();
+          final int colon = v.indexOf(':');
+          long index = -1;
+          long dueMs = 0;
+          try {
+            if (colon >= 0) {
+              index = Long.parseLong(v.substring(0, colon));
+              dueMs = Long.parseLong(v.substring(colon + 1));
+            }
+          } catch (NumberFormatException e) {
+            index = -1;
+          }
+          if (index < 0 || index >= maxElements) {
+            ++unknown[0];
+            continue;
+          }
+          final long lateUs = nowUs - dueMs * 1000;
+          if (lateUs < 0) {
+            ++early[0];
+            earlyMaxUs[0] = Math.max(earlyMaxUs[0], -lateUs);
+          }
+          if (seen[(int) index]++ == 0) {
+            lateness.add(lateUs * 1000);
+            arrived.incrementAndGet();
+          }
+        }
+      } finally {
+        consumerDone.incrementAndGet();
+      }
+    });
+    ready.await();
+
+    if (probe != null) {
+      probe.start();
+    }
+    final double cpu0 = processCpuSeconds();
+    final long t0 = System.nanoTime();
+    final long end = t0 + seconds(seconds);
+    long i = 0;
+    for (; i < maxElements; ++i) {
+      final long at = t0 + i * 1_000_000_000L / DELAYED_RATE;
+      if (at - end >= 0) {
+        break;
+      }
+      final long wait = at - System.nanoTime();
+      if (wait > 0) {
+        sleepAtLeast(wait);
+      }
+      final long delay = Long.remainderUnsigned(splitmix64((long) o.rep << 32 | i),
+          DELAYED_MAX_DELAY + 1);
+      final long dueMs = System.currentTimeMillis() + delay;
+      final long before = System.nanoTime();
+      try {
+        delayed.offer(i + ":" + dueMs, delay, TimeUnit.MILLISECONDS);
+      } catch (RuntimeException e) {
+        ++offerErrors;  // counted as lost too: it never comes
+      }
+      offerTime.add(System.nanoTime() - before);
+    }
+    final long offered = i;
+    final long lastDue = System.nanoTime() + DELAYED_MAX_DELAY * 1_000_000L;
+    // Until every element has come, or 5 s after the last one came due.
+    while (arrived.get() < offered && System.nanoTime() - (lastDue + seconds(5)) < 0) {
+      Thread.sleep(1);
+    }
+    final double window = (System.nanoTime() - t0) / 1e9;
+    final double cpu = processCpuSeconds() - cpu0;
+    final Probe.Window server = probe == null ? null : probe.stop();
+    finish(List.of(consumer), consumerDone, System.nanoTime());
+
+    long lost = 0;
+    long duplicates = 0;
+    for (int e = 0; e < offered; ++e) {
+      if (seen[e] == 0) {
+        ++lost;
+      }
+      if (seen[e] > 1) {
+        duplicates += seen[e] - 1;
+      }
+    }
+    final long leftDelayed = delayed.size();
+    final long leftDestination = destination.size();
+    delayed.clear();
+    destination.delete();
+    delayed.destroy();
+    if (probe == null) {
+      return null;
+    }
+
+    Result r = makeResult();
+    r.set("lateness_p50_ms", lateness.percentileUs(0.50) / 1000)
+        .set("lateness_p99_ms", lateness.percentileUs(0.99) / 1000)
+        .set("lateness_max_ms", lateness.maxUs() / 1000)
+        .set("lateness_min_ms", lateness.percentileUs(0.0) / 1000)
+        .set("offered", offered)
+        .set("offers_per_s", offered / seconds)
+        .set("delivered", (long) lateness.count())
+        .set("early", early[0])
+        .set("early_max_ms", earlyMaxUs[0] / 1000.0)
+        .set("lost", lost)
+        .set("duplicates", duplicates)
+        .set("unknown", unknown[0])
+        .set("left_delayed", leftDelayed)
+        .set("left_destination", leftDestination)
+        .set("offer_p50_us", offerTime.percentileUs(0.50))
+        .set("offer_p99_us", offerTime.percentileUs(0.99))
+        .set("max_delay_ms", DELAYED_MAX_DELAY)
+        .set("rate", (long) DELAYED_RATE)
+        .set("errors", offerErrors + takeErrors[0]);
+    addCommon(r, window, cpu, server, offered);
+    return r;
+  }
+
+  // ------------------------------------------------------------------------------------------
   // Start-up
 
   static String redissonVersion() {
@@ -1518,12 +1900,13 @@ public final class RedissonBench {
     }
     if (o.scenario == null
         || !List.of("uncontended", "n-locks", "one-lock", "handoff", "rw-read", "rw-mixed",
-            "cluster-n-locks", "fair-handoff", "fenced-uncontended", "multi-3")
+            "cluster-n-locks", "fair-handoff", "fenced-uncontended", "multi-3", "queue",
+            "queue-delayed")
             .contains(o.scenario)) {
       throw new UsageException("many-held".equals(o.scenario)
           ? "many-held is relock's own scenario; the Redisson peer runs uncontended, n-locks,"
               + " one-lock, handoff, rw-read, rw-mixed, cluster-n-locks, fair-handoff,"
-              + " fenced-uncontended and multi-3"
+              + " fenced-uncontended, multi-3, queue and queue-delayed"
           : "unknown scenario '" + o.scenario + "'");
     }
     if (!(o.seconds > 0 && o.seconds <= 600) || o.threads < 1 || o.threads > 256 || o.locks < 1
@@ -1578,6 +1961,8 @@ public final class RedissonBench {
         case "fair-handoff" -> bench::fairHandoff;
         case "fenced-uncontended" -> bench::fencedUncontended;
         case "multi-3" -> bench::multi3;
+        case "queue" -> bench::queue;
+        case "queue-delayed" -> bench::queueDelayed;
         default -> throw new IllegalStateException(o.scenario);
       };
       try (Probe probe = new Probe(urls.size() == 1 ? o.url : probeUrl(urls))) {
