@@ -202,15 +202,20 @@ TEST_F(cli, unlock_force_refuses_what_is_not_a_lock_and_leaves_it_as_it_is) {
 
 TEST_F(cli, status_names_what_a_key_that_is_no_lock_holds) {
   raw_.command({"SET", "count", "12"});
-  raw_.command({"RPUSH", "list", "a"});
+  raw_.command({"SADD", "tags", "a"});
   raw_.command({"HSET", "person", "name", "bob"});
   for (const auto& [name, says] : std::vector<std::pair<std::string, std::string>>{
            {"count", "'count' is a Redis string, not a lock"},
-           {"list", "'list' is a Redis list, not a lock"},
+           {"tags", "'tags' is a Redis set, not a lock"},
            {"person", "'person' is a Redis hash, not a lock"}}) {
     auto r = run({"status", name});
     EXPECT_EQ(r.code, 2) << name;
     EXPECT_EQ(lines(r.err), 1u) << r.err;
     EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
   }
+  // A list is a queue (Redisson's RBlockingQueue): status shows it as one.
+  raw_.command({"RPUSH", "list", "a"});
+  auto queue = run({"status", "list"});
+  EXPECT_EQ(queue.code, 0) << queue.err;
+  EXPECT_NE(queue.out.find("list: queue, 1 element ready"), std::string::npos) << queue.out;
 }

@@ -74,7 +74,9 @@ TEST(delayed_queue, three_transferring_clients_deliver_each_element_once_in_due_
   const auto p99 = late[late.size() * 99 / 100];
   std::cout << "lateness p50 " << late[late.size() / 2].count() << " ms, p99 " << p99.count()
             << " ms, max " << late.back().count() << " ms" << std::endl;
-  EXPECT_LT(p99, 500ms);  // the benchmark measures it; here only a sanity bound under ASan
+  // bench/ measures lateness (queue-delayed); here, under a sanitizer beside other tests, only a
+  // bound that a stalled transfer (its 1 s recheck) would break.
+  EXPECT_LT(p99, 1500ms);
   (void)base;
 }
 

@@ -11,6 +11,8 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include <relock/client.hpp>
@@ -77,36 +79,53 @@ TEST_P(delayed_queue_interop, four_transfers_at_once_deliver_a_thousand_elements
   }
   constexpr int n = 1000, from_java = 100;
   std::mt19937 rng(11);
-  std::map<std::string, wall::time_point> due;
+  // Each element's due time lies between these two: taken just before and just after its offer
+  // was sent (a Java offer's own clock reading comes a driver round trip after the first).
+  struct window {
+    wall::time_point earliest, latest;
+  };
+  std::map<std::string, window> due;
+  // The consumer takes from the start, on a thread of its own, noting when each element came.
+  auto dest = clients[0]->blocking_queue("many");
+  std::vector<std::pair<std::string, wall::time_point>> arrivals;
+  std::thread consumer([&] {
+    while (arrivals.size() < n) {
+      auto v = dest.poll(10s);
+      if (!v) return;
+      arrivals.emplace_back(std::move(*v), wall::now());
+    }
+  });
   // Java's offers first (one round trip each through the driver), then relock's.
   for (int i = 0; i < from_java; ++i) {
-    const int delay = 1000 + static_cast<int>(rng() % 1000);
+    const auto delay = std::chrono::milliseconds(1000 + static_cast<int>(rng() % 1000));
     const auto value = "j" + std::to_string(i);
-    due[value] = wall::now() + std::chrono::milliseconds(delay);
-    ASSERT_EQ(j.call_ok("a", "doffer many " + value + " " + std::to_string(delay)), true);
+    const auto before = wall::now();
+    const auto ok = j.call_ok("a", "doffer many " + value + " " + std::to_string(delay.count()));
+    due[value] = {before + delay, wall::now() + delay};
+    EXPECT_EQ(ok, true);
   }
   for (int i = from_java; i < n; ++i) {
-    const int delay = static_cast<int>(rng() % 2000);
+    const auto delay = std::chrono::milliseconds(static_cast<int>(rng() % 2000));
     const auto value = "r" + std::to_string(i);
-    due[value] = wall::now() + std::chrono::milliseconds(delay);
-    transfers[i % 3].offer(value, std::chrono::milliseconds(delay));
+    const auto before = wall::now();
+    transfers[i % 3].offer(value, delay);
+    due[value] = {before + delay, wall::now() + delay};
   }
-  auto dest = clients[0]->blocking_queue("many");
+  consumer.join();
+  ASSERT_EQ(arrivals.size(), static_cast<std::size_t>(n)) << "not every element arrived";
   std::vector<std::int64_t> late_ms;
-  wall::time_point last_due{};
+  wall::time_point latest_seen{};  // the latest "earliest due" among the elements so far
   int out_of_order = 0;
-  while (late_ms.size() < n) {
-    auto v = dest.poll(5s);
-    ASSERT_TRUE(v.has_value()) << late_ms.size() << " of " << n << " arrived";
-    const auto now = wall::now();
-    auto it = due.find(*v);
-    ASSERT_NE(it, due.end()) << "unknown or repeated element " << *v;
-    // The due time is taken just before the offer: an element may seem a few ms early.
-    EXPECT_GE(now, it->second - 5ms) << *v << " arrived early";
-    if (it->second + 5ms < last_due) ++out_of_order;
-    last_due = std::max(last_due, it->second);
+  for (const auto& [value, at] : arrivals) {
+    auto it = due.find(value);
+    ASSERT_NE(it, due.end()) << "unknown or repeated element " << value;
+    // Whole milliseconds of the wall clock: 1 ms of slack.
+    EXPECT_GE(at, it->second.earliest - 1ms) << value << " arrived early";
+    // Due order: nothing arrives that was certainly due before one already seen.
+    if (it->second.latest + 1ms < latest_seen) ++out_of_order;
+    latest_seen = std::max(latest_seen, it->second.earliest);
     late_ms.push_back(
-        std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second).count());
+        std::chrono::duration_cast<std::chrono::milliseconds>(at - it->second.latest).count());
     due.erase(it);
   }
   EXPECT_EQ(out_of_order, 0);
@@ -114,7 +133,9 @@ TEST_P(delayed_queue_interop, four_transfers_at_once_deliver_a_thousand_elements
   std::sort(late_ms.begin(), late_ms.end());
   std::cout << "lateness p50 " << late_ms[n / 2] << " ms, p99 " << late_ms[n * 99 / 100]
             << " ms, max " << late_ms.back() << " ms" << std::endl;
-  EXPECT_LT(late_ms[n * 99 / 100], 500);  // bench/ measures it; a sanity bound under ASan here
+  // bench/ measures lateness (queue-delayed); here, under ASan beside other tests and two JVMs,
+  // only a bound that a stalled transfer (its 1 s recheck) would break.
+  EXPECT_LT(late_ms[n * 99 / 100], 1500);
   EXPECT_FALSE(exists("redisson_delay_queue:{many}"));
   EXPECT_FALSE(exists("redisson_delay_queue_timeout:{many}"));
 }
