@@ -65,9 +65,10 @@ TEST(lock_watchdog, a_one_second_watchdog_keeps_a_lock_for_five_seconds) {
 TEST(lock_watchdog, renewals_are_batched_a_hundred_keys_per_script_call) {
   redis_server server;
   auto c = settings_for(server);
-  // A tick every 500 ms: 1,000 holds must not need their first renewals answered within a few
-  // hundred ms on a loaded machine, or their validity deadlines report them lost.
-  c.watchdog_lease = 1500ms;
+  // A tick every second: 1,000 holds must not need their renewals answered within a few hundred
+  // ms on a loaded machine (a full ASan run beside two JVMs starved a 1.5 s lease's), or their
+  // validity deadlines report them lost.
+  c.watchdog_lease = 3000ms;
   relock::client client(c);
   auto raw = raw_client::to(server);
   constexpr int holds = 1000;
@@ -82,7 +83,7 @@ TEST(lock_watchdog, renewals_are_batched_a_hundred_keys_per_script_call) {
     before.set_value(relock::detail::core_of(client)->watchdog().renewals_sent());
   });
   auto sent_before = before.get_future().get();
-  std::this_thread::sleep_for(1600ms);  // about three ticks: a sampling window, not a wait
+  std::this_thread::sleep_for(3200ms);  // about three ticks: a sampling window, not a wait
   std::promise<std::size_t> after;
   asio::post(relock::detail::core_of(client)->io(),
              [&] { after.set_value(relock::detail::core_of(client)->watchdog().renewals_sent()); });
