@@ -37,6 +37,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
         done_(std::move(done)),
         timer_(core_->io()),
         fsm_(request_.wait, request_.deadline, backoff_of(*core_, *request_.kind)) {
+    waiter_.demand = static_cast<std::size_t>(request_.permits);
     waiter_.wake = [this] {
       // Try at once, not from the cancelled timer's handler: that would queue the try behind
       // whatever else this pass of the I/O loop has to do.
@@ -108,9 +109,15 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     try_unanswered_ = true;
     waiter_.signalled = false;  // a wake from now on means: something changed, try again
     sent_at_ = steady::now();   // the hold's validity counts from here: the script runs later
-    auto call = request_.kind->acquire_call(
-        acquire_context{request_.key, request_.owner, request_.lease, request_.wait,
-                        core_->publish_command(), queue_timing_of(*core_)});
+    const lock_kind& kind = *request_.kind;
+    // Every try of an ownerless kind has a latch of its own: the last one's take-back has been
+    // answered before this try goes (above), so the old latch is done with.
+    if (kind.take_back != nullptr) {
+      try_latch_ = objects::unlock_latch_key(request_.key, objects::random_request_id());
+    }
+    auto call = kind.acquire_call(acquire_context{
+        request_.key, request_.owner, request_.lease, request_.wait, core_->publish_command(),
+        queue_timing_of(*core_), request_.permits, try_latch_, core_->settings().unlock_latch_ttl});
     core_->executor().eval(request_.kind->acquire, std::move(call.keys), std::move(call.args),
                            [self = shared_from_this()](std::error_code ec, resp::reply r) {
                              self->on_reply(ec, std::move(r));
@@ -154,6 +161,11 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
       case acquire_reply::outcome::acquired:
         token_ = std::move(read.token);
         holds_ = read.holds;
+        // The grant is known: its try latch has done its work, unless the client is shutting
+        // down and the grant goes back under it.
+        if (request_.kind->take_back != nullptr && !core_->stopped()) {
+          core_->sweeper().discard(try_latch_);
+        }
         return act(fsm_.acquired());
       case acquire_reply::outcome::refused:
         return act(fsm_.refused(read.holder_ttl, now));
@@ -188,31 +200,28 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     });
   }
 
-  // A try whose reply never came may still have run. If this owner held nothing before, release
-  // whatever it may have taken, so no hold leaks; the release is latch-protected, so it is
-  // harmless when the try did not run.
+  // A try whose reply never came may still have run. If this owner held nothing before (or the
+  // kind's grants have no owner), undo whatever it may have taken, so nothing leaks; the undo is
+  // latch-protected, so it is harmless when the try did not run.
   // Every copy of it carries one latch, so once any copy has run the others change nothing;
   // the next try waits for its answer (send_try), so no copy can run after that try.
   void release_if_taken_unseen() {
-    if (core_->watchdog().held_by(request_.key, request_.field)) return;
+    const lock_kind& kind = *request_.kind;
+    if (kind.ownerless && kind.take_back == nullptr) return;  // a try that changes nothing
+    if (!kind.ownerless && core_->watchdog().held_by(request_.key, request_.field)) return;
     if (!std::exchange(try_unanswered_, false)) return;  // no try since the last take-back
     ++taking_back_;
-    release_now(
-        core_,
-        release_request{request_.key, request_.channel, request_.owner, request_.field,
-                        request_.kind,
-                        /*cleanup=*/true},
-        [self = shared_from_this()](std::error_code ec, std::string) {
-          if (!ec) {
-            self->core_->log(log_level::warning, "released '" + self->request_.key +
-                                                     "' taken by an acquire whose reply "
-                                                     "was lost");
-          }
-          if (--self->taking_back_ == 0 && std::exchange(self->try_after_take_back_, false)) {
-            ++self->timer_generation_;  // the deadline above no longer counts
-            self->send_try();
-          }
-        });
+    undo_try([self = shared_from_this()](std::error_code ec, std::string) {
+      if (!ec) {
+        self->core_->log(log_level::warning, "released '" + self->request_.key +
+                                                 "' taken by an acquire whose reply "
+                                                 "was lost");
+      }
+      if (--self->taking_back_ == 0 && std::exchange(self->try_after_take_back_, false)) {
+        ++self->timer_generation_;  // the deadline above no longer counts
+        self->send_try();
+      }
+    });
   }
 
   // One hold goes back (a re-entry only counts down), under a latch of its own: the try
@@ -220,18 +229,41 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   // acknowledged it.
   // `then` runs once the release has been answered.
   void give_back(const char* doing, std::function<void()> then = {}) {
-    release_now(core_,
-                release_request{request_.key, request_.channel, request_.owner, request_.field,
-                                request_.kind,
-                                /*cleanup=*/true},
-                [core = core_, key = request_.key, doing, then = std::move(then)](
-                    std::error_code ec, std::string detail) {
-                  if (ec && ec != errc::no_synced_replicas && ec != errc::cancelled) {
-                    core->log(log_level::warning,
-                              std::string(doing) + " '" + key + "' failed: " + detail);
-                  }
-                  if (then) then();
-                });
+    undo_try([core = core_, key = request_.key, doing, then = std::move(then)](std::error_code ec,
+                                                                               std::string detail) {
+      if (ec && ec != errc::no_synced_replicas && ec != errc::cancelled) {
+        core->log(log_level::warning, std::string(doing) + " '" + key + "' failed: " + detail);
+      }
+      if (then) then();
+    });
+  }
+
+  // Undoes what the last try may have granted: an owner's hold goes back through the release
+  // path (one hold; harmless when the try did not take it); an ownerless grant through the
+  // kind's take-back under the try's latch (nothing when the try did not grant, and a try that
+  // arrives later grants nothing). Both are latch-protected, so a resend changes nothing twice.
+  void undo_try(release_callback done) {
+    const lock_kind& kind = *request_.kind;
+    if (!kind.ownerless) {
+      return release_now(core_,
+                         release_request{request_.key, request_.channel, request_.owner,
+                                         request_.field, request_.kind,
+                                         /*cleanup=*/true, request_.permits},
+                         std::move(done));
+    }
+    const auto& settings = core_->settings();
+    auto call =
+        kind.take_back_call(take_back_context{request_.key, request_.channel, try_latch_,
+                                              core_->publish_command(), settings.unlock_latch_ttl});
+    core_->executor().eval(
+        *kind.take_back, std::move(call.keys), std::move(call.args),
+        [done = std::move(done)](std::error_code ec, resp::reply r) mutable {
+          if (ec) return done(ec, r.str);
+          // 0: the try had granted nothing, and now never will.
+          if (r.integer != 1) return done(errc::not_owner, "the try had granted nothing");
+          done({}, {});
+        },
+        /*idempotent=*/true, settings.unlock_latch_ttl, /*synced=*/false);
   }
 
   // The wait ends without the hold: the kind cleans what its tries left (a place in a queue).
@@ -263,7 +295,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     // callback holds one): keep it alive to the end.
     const auto self = shared_from_this();
     const bool acquired = a.why == ending::acquired;
-    if (acquired) {
+    if (acquired && !request_.kind->ownerless) {
       // Recorded before the caller hears of it, so the watchdog never misses a renewal.
       core_->watchdog().held(
           request_.key, request_.field, request_.owner, request_.lease,
@@ -313,6 +345,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   int taking_back_ = 0;           // take-back releases not answered yet
   bool try_after_take_back_ = false;  // a try waits for them
   bool try_unanswered_ = false;       // a try went out and no take-back has covered it since
+  std::string try_latch_;             // an ownerless kind's: the last try's latch
   std::optional<std::stop_callback<std::function<void()>>> stop_callback_;
 };
 

@@ -34,6 +34,7 @@ struct acquire_request {
   std::function<void(std::error_code)> on_lost;
   bool listen_for_loss = false;  // while held, check the hold on every message of `channel`
   const lock_kind* kind = nullptr;
+  std::int64_t permits = 1;  // a semaphore's try takes this many; the waiter's demand
 };
 
 // Not acquired without an error: the wait ran out.

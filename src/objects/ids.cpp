@@ -27,7 +27,18 @@ std::mt19937_64& generator() {
   return rng;
 }
 
-std::string hex(const std::string& bytes) {
+std::atomic<std::uint64_t> owner_sequence{1};
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::string to_hex(std::string_view bytes) {
   static constexpr char digits[] = "0123456789abcdef";
   std::string out;
   out.reserve(bytes.size() * 2);
@@ -38,9 +49,17 @@ std::string hex(const std::string& bytes) {
   return out;
 }
 
-std::atomic<std::uint64_t> owner_sequence{1};
-
-}  // namespace
+std::optional<std::string> from_hex(std::string_view text) {
+  if (text.size() % 2 != 0) return std::nullopt;
+  std::string out(text.size() / 2, '\0');
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const int high = hex_digit(text[2 * i]);
+    const int low = hex_digit(text[2 * i + 1]);
+    if (high < 0 || low < 0) return std::nullopt;
+    out[i] = static_cast<char>(high * 16 + low);
+  }
+  return out;
+}
 
 std::string random_bytes(std::size_t n) {
   std::string out(n, '\0');
@@ -55,13 +74,13 @@ std::string random_bytes(std::size_t n) {
 
 std::uint64_t random_seed() { return generator()(); }
 
-std::string random_request_id() { return hex(random_bytes(16)); }
+std::string random_request_id() { return to_hex(random_bytes(16)); }
 
 std::string random_uuid() {
   std::string bytes = random_bytes(16);
   bytes[6] = static_cast<char>((bytes[6] & 0x0f) | 0x40);  // version 4
   bytes[8] = static_cast<char>((bytes[8] & 0x3f) | 0x80);  // RFC 4122 variant
-  std::string h = hex(bytes);
+  std::string h = to_hex(bytes);
   return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) +
          "-" + h.substr(20);
 }

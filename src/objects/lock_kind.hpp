@@ -17,6 +17,13 @@
 //     one, "1" all, a semaphore's count), or that waiters back off instead of listening.
 // Releases are read the same way for every kind: nil (not a holder), 0 (still held) or 1
 // (released, waiters told), under the unlock latch (data-layout §1).
+//
+// The synchronizers wait through the same loop (semaphore_kind.cpp, permit_semaphore_kind.cpp,
+// latch_kind.cpp). A permit-expirable semaphore's permit is a hold like a lock's, its id the
+// owner; a plain semaphore's permits and a latch's opening are ownerless: the watchdog records
+// nothing, and a try whose reply was lost is taken back by the kind's take-back script under the
+// try's own latch, which the acquire script writes when it grants (a latch's await grants
+// nothing and has nothing to take back).
 #pragma once
 
 #include <chrono>
@@ -57,6 +64,11 @@ struct acquire_context {
   bool waiting = false;  // a try of a waiting acquire (a fair lock queues it); false: try once
   std::string_view publish_command{};  // a fair lock's try may tell the head waiter
   queue_timing queue{};
+  std::int64_t permits = 1;  // a semaphore's: how many the try takes
+  // An ownerless kind with a take-back: this try's latch, written when the try grants, so a
+  // take-back knows what it did (and a try arriving after its take-back grants nothing).
+  std::string_view try_latch{};
+  std::chrono::milliseconds latch_ttl{0};
 };
 
 // What a release call is made from.
@@ -69,6 +81,7 @@ struct release_context {
   std::chrono::milliseconds lease;  // restored on a partial release
   std::chrono::milliseconds latch_ttl;
   queue_timing queue{};
+  std::int64_t permits = 1;  // a semaphore's: how many go back
 };
 
 struct force_release_context {
@@ -87,6 +100,16 @@ struct give_up_context {
   std::string_view publish_command;
   std::chrono::milliseconds latch_ttl;
   queue_timing queue{};
+};
+
+// What a take-back call is made from (an ownerless kind's try whose reply was lost): the try's
+// latch says whether it granted, and the take-back returns the grant under it.
+struct take_back_context {
+  std::string_view key;
+  std::string_view channel;
+  std::string_view try_latch;
+  std::string_view publish_command;
+  std::chrono::milliseconds latch_ttl;
 };
 
 // The wall clock in Unix milliseconds.
@@ -128,6 +151,12 @@ struct lock_kind {
   pubsub::wake_count wakes = nullptr;
   // Waiters back off (config::spin_backoff) instead of listening for messages: a spin lock.
   bool spins = false;
+  // A grant is nobody's hold (a plain semaphore's permits, a latch opening): the watchdog
+  // records nothing, and a try whose reply was lost is undone by `take_back` (null: a try
+  // changes nothing).
+  bool ownerless = false;
+  const exec::script* take_back = nullptr;
+  script_call (*take_back_call)(const take_back_context& c) = nullptr;
 };
 
 // What the lock family's replies mean where kinds agree: nil acquired, an integer the holder's
@@ -136,6 +165,9 @@ struct lock_kind {
 acquire_reply read_lock_reply(const resp::reply& r);
 // "0" wakes one waiter, anything else every waiter (data-layout §8).
 std::size_t lock_message_wakes(std::string_view payload);
+// A semaphore's message is its new count: permits for that many waiters' demands (none when 0 or
+// less; every waiter for a payload that is not a count).
+std::size_t semaphore_message_wakes(std::string_view payload);
 
 // The reentrant lock's data (data-layout §2), which the fenced and spin locks share: its scripts
 // and calls, for their tables.
@@ -165,5 +197,11 @@ extern const lock_kind fair_lock_kind;
 extern const lock_kind non_reentrant_fair_lock_kind;
 extern const lock_kind fenced_lock_kind;
 extern const lock_kind spin_lock_kind;
+// Synchronizers (data-layout §7).
+extern const lock_kind semaphore_kind;
+extern const lock_kind semaphore_waiting_when_absent_kind;
+extern const lock_kind permit_semaphore_kind;
+extern const lock_kind permit_semaphore_waiting_when_absent_kind;
+extern const lock_kind latch_kind;
 
 }  // namespace relock::detail

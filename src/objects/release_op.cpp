@@ -21,9 +21,9 @@ void release_now(const std::shared_ptr<client_core>& core, release_request reque
   std::string latch = objects::unlock_latch_key(request.key, objects::random_request_id());
   const auto& settings = core->settings();
   const bool cleanup = request.cleanup;
-  auto call = request.kind->release_call(
-      release_context{request.key, request.owner, request.channel, latch, core->publish_command(),
-                      plan.lease, settings.unlock_latch_ttl, queue_timing_of(*core)});
+  auto call = request.kind->release_call(release_context{
+      request.key, request.owner, request.channel, latch, core->publish_command(), plan.lease,
+      settings.unlock_latch_ttl, queue_timing_of(*core), request.permits});
   // The latch makes the release safe to resend after a lost connection. The watchdog sends it,
   // so that no renewal of this hold reaches Redis after it.
   const std::string key = request.key;

@@ -20,7 +20,8 @@ struct release_request {
   std::string owner;  // "<client-id>:<owner-id>"
   std::string field;  // the kind's hash field for the owner
   const lock_kind* kind = nullptr;
-  bool cleanup = false;  // undoing an acquire whose outcome is unknown: no local hold to count
+  bool cleanup = false;      // undoing an acquire whose outcome is unknown: no local hold to count
+  std::int64_t permits = 1;  // a semaphore's: how many go back
 };
 
 // (error, detail naming the lock and owner). not_owner: the owner held nothing; lock_lost: it

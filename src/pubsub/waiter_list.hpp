@@ -2,11 +2,13 @@
 // no clock, so the wake rules are unit-tested without a server (waiter_queue.hpp adds the
 // subscription around it).
 //
-// A message wakes the first `n` waiters not already woken (n is the kind's reading of the
-// payload: 1 for "0", every waiter for "1", a semaphore's permit count). A wake that finds nobody
-// to wake is kept as a permit for the next waiter about to sleep, so a release that lands between
-// a refused try and the sleep is not lost. A woken waiter that leaves without having used its wake
-// (it gave up, or was cancelled) passes it on.
+// A message carries a budget `n` (the kind's reading of the payload: 1 for "0", every waiter for
+// "1", a semaphore's permit count) and wakes, in order, the waiters not already woken whose demand
+// fits in what is left of it: a lock's waiter asks for 1, a semaphore's for the permits it wants,
+// so a count of 2 does not wake a waiter for 3 but does wake one for 1 behind it. What nobody was
+// there to take is kept as permits for the next waiters about to sleep, so a release that lands
+// between a refused try and the sleep is not lost. A woken waiter that leaves without having used
+// its wake (it gave up, or was cancelled) passes its demand on.
 //
 // Not thread-safe: the I/O thread only.
 #pragma once
@@ -27,6 +29,7 @@ inline constexpr std::size_t wake_all = std::numeric_limits<std::size_t>::max();
 struct waiter {
   std::function<void()> wake;  // called when a message is meant for it
   bool signalled = false;      // woken, and has not yet tried again
+  std::size_t demand = 1;      // what it needs of a message's budget (a semaphore's permits)
 
  private:
   friend class waiter_list;
@@ -41,8 +44,9 @@ class waiter_list {
   void push(waiter& w);
   // Unlinks `w`; a wake it did not use goes to the next one.
   void remove(waiter& w, bool used_wake);
-  // Wakes up to `n` waiters not yet woken, in order; the rest of `n` become permits. wake_all
-  // wakes every waiter (woken or not: something changed for all) and keeps no permit.
+  // Wakes, in order, waiters not yet woken whose demand fits in what is left of `n`; when no
+  // waiter was passed over, the rest of `n` becomes permits. wake_all wakes every waiter (woken
+  // or not: something changed for all) and keeps no permit.
   void wake(std::size_t n);
   // True (and consumes it) when a wake came while nobody was waiting to hear it.
   bool take_permit();

@@ -135,3 +135,11 @@ TEST(ids, a_forked_child_does_not_repeat_its_parents_uuids) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_NE(std::string(buffer, 36), random_uuid());
 }
+
+TEST(ids, permit_ids_go_to_bytes_and_back) {
+  const std::string bytes("\x00\xff\x10\xab", 4);
+  EXPECT_EQ(relock::objects::to_hex(bytes), "00ff10ab");
+  EXPECT_EQ(relock::objects::from_hex("00FF10ab"), bytes);
+  EXPECT_EQ(relock::objects::from_hex("abc"), std::nullopt);
+  EXPECT_EQ(relock::objects::from_hex("zz"), std::nullopt);
+}

@@ -83,3 +83,27 @@ TEST(waiter_list, the_lock_family_reads_0_as_one_and_anything_else_as_all) {
   EXPECT_EQ(relock::detail::lock_message_wakes("1"), wake_all);
   EXPECT_EQ(relock::detail::lock_message_wakes("garbage"), wake_all);
 }
+
+// redisson/redisson#6664: one wake per message left a waiter for several permits asleep while
+// they were free. A message's count is a budget matched against each waiter's demand.
+TEST(waiter_list, a_count_wakes_the_waiters_whose_demand_fits_in_order) {
+  crowd c(3);
+  c.w[0].demand = 3;
+  c.w[1].demand = 1;
+  c.w[2].demand = 2;
+  c.list.wake(2);  // 3 does not fit; 1 does; then 1 left, 2 does not fit
+  EXPECT_EQ(c.woken, (std::vector<int>{1}));
+  EXPECT_EQ(c.list.permits(), 0u);  // a waiter was passed over: nothing kept for latecomers
+  c.list.wake(5);                   // 3 fits, then 2 (waiter 1 is already woken)
+  EXPECT_EQ(c.woken, (std::vector<int>{1, 0, 2}));
+  EXPECT_EQ(c.list.permits(), 0u);
+}
+
+TEST(waiter_list, a_waiter_for_several_that_leaves_unused_passes_its_whole_demand_on) {
+  crowd c(3);
+  c.w[0].demand = 2;
+  c.list.wake(2);
+  EXPECT_EQ(c.woken, (std::vector<int>{0}));
+  c.list.remove(c.w[0], /*used_wake=*/false);
+  EXPECT_EQ(c.woken, (std::vector<int>{0, 1, 2}));
+}
