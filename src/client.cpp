@@ -53,6 +53,19 @@ DelayedQueue client::delayed_queue(std::string_view destination) const {
   return DelayedQueue(core_, std::string(destination));
 }
 
+Semaphore client::semaphore(std::string_view name, semaphore_options options) const {
+  return Semaphore(core_, std::string(name), options);
+}
+
+PermitExpirableSemaphore client::permit_expirable_semaphore(std::string_view name,
+                                                            semaphore_options options) const {
+  return PermitExpirableSemaphore(core_, std::string(name), options);
+}
+
+CountDownLatch client::count_down_latch(std::string_view name) const {
+  return CountDownLatch(core_, std::string(name));
+}
+
 asio::io_context& client::io() const { return core_->io(); }
 
 void client::start_inspect(std::string name,

@@ -34,6 +34,8 @@ class category_impl final : public std::error_category {
         return "no renewal reached Redis before the hold's validity deadline";
       case errc::no_synced_replicas:
         return "no replica acknowledged the write";
+      case errc::not_initialized:
+        return "the semaphore was never given permits (its name holds nothing)";
     }
     return "unknown relock error";
   }

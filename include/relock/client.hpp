@@ -24,6 +24,7 @@
 #include <asio/async_result.hpp>
 #include <relock/blocking_queue.hpp>
 #include <relock/config.hpp>
+#include <relock/count_down_latch.hpp>
 #include <relock/delayed_queue.hpp>
 #include <relock/detail/completion.hpp>
 #include <relock/detail/export.hpp>
@@ -32,9 +33,11 @@
 #include <relock/lock.hpp>
 #include <relock/lock_info.hpp>
 #include <relock/multi_lock.hpp>
+#include <relock/permit_expirable_semaphore.hpp>
 #include <relock/queue_info.hpp>
 #include <relock/read_write_lock.hpp>
 #include <relock/red_lock.hpp>
+#include <relock/semaphore.hpp>
 
 namespace relock {
 
@@ -76,6 +79,16 @@ class RELOCK_API client {
   // again after a growing delay (config::spin_backoff) instead of listening for a release, and
   // releases publish nothing. For deployments where pub/sub is scarce or unreliable.
   Lock spin_lock(std::string_view name) const;
+
+  // A counting semaphore (Redisson's RSemaphore) on `name`: see semaphore.hpp. Cheap; throws
+  // errc::invalid_argument for an empty name or one over 64 KiB.
+  Semaphore semaphore(std::string_view name, semaphore_options options = {}) const;
+  // A semaphore whose permits have ids and leases (Redisson's RPermitExpirableSemaphore): see
+  // permit_expirable_semaphore.hpp.
+  PermitExpirableSemaphore permit_expirable_semaphore(std::string_view name,
+                                                      semaphore_options options = {}) const;
+  // A count-down latch (Redisson's RCountDownLatch): see count_down_latch.hpp.
+  CountDownLatch count_down_latch(std::string_view name) const;
 
   // A blocking queue (Redisson's RBlockingQueue) on the list `name`: see blocking_queue.hpp.
   // Cheap; throws errc::invalid_argument for an empty name or one over 64 KiB.

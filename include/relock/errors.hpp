@@ -27,6 +27,7 @@ enum class errc {
   renewal_failed,        // no renewal reached Redis before the hold's validity deadline
   no_synced_replicas,    // replica sync is on and no replica acknowledged the write in time
                          // (or the master refused it: NOREPLICAS); an acquire was rolled back
+  not_initialized,       // a semaphore whose name holds nothing: no permits were ever set
 };
 
 RELOCK_API const std::error_category& error_category() noexcept;

@@ -33,5 +33,16 @@ extern const std::string_view delayed_transfer;
 extern const std::string_view delayed_find;
 extern const std::string_view delayed_offer;
 extern const std::string_view queue_inspect;
+// Semaphores and the count-down latch (data-layout §7): sync_head is the head of each.
+extern const std::string_view sync_head;
+extern const std::string_view semaphore_acquire;
+extern const std::string_view semaphore_release;
+extern const std::string_view semaphore_take_back;
+extern const std::string_view semaphore_admin;
+extern const std::string_view permit_acquire;
+extern const std::string_view permit_release;
+extern const std::string_view permit_renew;
+extern const std::string_view latch_await;
+extern const std::string_view latch_admin;
 
 }  // namespace relock::scripts

@@ -107,3 +107,10 @@ TEST(waiter_list, a_waiter_for_several_that_leaves_unused_passes_its_whole_deman
   c.list.remove(c.w[0], /*used_wake=*/false);
   EXPECT_EQ(c.woken, (std::vector<int>{0, 1, 2}));
 }
+
+TEST(waiter_list, a_semaphore_reads_its_count_and_a_latch_opens_on_0) {
+  EXPECT_EQ(relock::detail::semaphore_message_wakes("4"), 4u);
+  EXPECT_EQ(relock::detail::semaphore_message_wakes("0"), 0u);
+  EXPECT_EQ(relock::detail::semaphore_message_wakes("-3"), 0u);
+  EXPECT_EQ(relock::detail::semaphore_message_wakes("x"), wake_all);
+}

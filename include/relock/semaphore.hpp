@@ -1,0 +1,124 @@
+// relock::Semaphore: Redisson's RSemaphore in C++, on the same data (docs/data-layout.md §7): the
+// name is a string holding the number of available permits, and every release publishes the new
+// count on redisson_sc:{name}, so Java and C++ acquirers share the permits and wake each other.
+//
+// Permits have no owner and no lease: whoever acquired them (or anyone else) gives them back
+// with release, and a holder that dies keeps them for ever. For permits that come back when
+// their holder dies, use PermitExpirableSemaphore.
+//
+// Waiting: a waiter listens on the channel and tries again when a release says enough permits
+// may be free for it. A message carrying a count of c wakes local waiters in order while their
+// demands fit in c (a waiter for 3 permits is not woken by a count of 2, and a count of 4 wakes
+// both a waiter for 3 and one for 1), so a release of n permits wakes at most n waiters' worth,
+// and a waiter for several permits is not left sleeping while they are free
+// (redisson/redisson#6664). A waiter also looks again every second, so a lost message costs at
+// most that (redisson/redisson#5762).
+//
+// A semaphore that was never set up: acquiring from a name that holds nothing fails with
+// errc::not_initialized, unless the handle was made with semaphore_options::wait_when_absent
+// (then it waits, as Redisson does, for someone to add permits; redisson/redisson#4401).
+//
+// A cheap handle (client + name); it must not outlive its client. Thread-safe. Misuse: an empty
+// name or one over 64 KiB throws errc::invalid_argument when the handle is made; a permit count
+// below 1 (or, for add_permits, of absurd size), or a negative or absurd wait, throws it before
+// any I/O. A name that holds anything but an integer string gives errc::wrong_type, changing
+// nothing.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+
+#include <asio/async_result.hpp>
+#include <relock/detail/completion.hpp>
+#include <relock/detail/export.hpp>
+#include <relock/errors.hpp>
+
+namespace relock {
+
+namespace detail {
+class client_core;
+RELOCK_API asio::io_context& io_of(client_core& core);
+}  // namespace detail
+
+struct semaphore_options {
+  // Acquiring from a name that holds nothing waits (as for 0 permits) instead of failing with
+  // errc::not_initialized.
+  bool wait_when_absent = false;
+};
+
+class RELOCK_API Semaphore {
+ public:
+  Semaphore(std::shared_ptr<detail::client_core> core, std::string name,
+            semaphore_options options = {});
+
+  const std::string& name() const { return name_; }
+  const std::string& key() const { return key_; }  // the name after the client's name_mapper
+
+  // --- Blocking (throw relock::error on failure) ---
+  // Waits until `permits` are available and takes them; errc::cancelled on a stop request.
+  void acquire(std::int64_t permits = 1, std::stop_token stop = {});
+  // Takes `permits` if they are available now.
+  bool try_acquire(std::int64_t permits = 1);
+  // Takes `permits`, waiting up to `wait` for them; false when the wait ran out.
+  bool try_acquire(std::int64_t permits, std::chrono::milliseconds wait, std::stop_token stop = {});
+  // Gives `permits` back (adds them) and wakes waiters. Never resent twice: a release whose reply
+  // was lost is resent under a latch (data-layout §1), so it counts once.
+  void release(std::int64_t permits = 1);
+
+  // --- Administration ---
+  // The permits available now (0 when the name holds nothing).
+  std::int64_t available_permits() const;
+  // Takes every available permit; returns how many.
+  std::int64_t drain_permits();
+  // Sets the count to `permits` only when the name holds nothing; false (changing nothing) when
+  // it already holds a count, even 0 (redisson/redisson#4678).
+  bool try_set_permits(std::int64_t permits);
+  // Adds `permits`, which may be negative (the count may go below zero); creates the semaphore
+  // when absent.
+  void add_permits(std::int64_t permits);
+
+  // --- Async: any completion token; the handler runs on relock's I/O thread unless it has an
+  // executor of its own ---
+  // void(std::error_code, bool acquired): waits up to `wait` (empty: for ever; zero: tries once).
+  template <class Token>
+  auto async_acquire(std::int64_t permits, std::optional<std::chrono::milliseconds> wait,
+                     std::stop_token stop, Token&& token) {
+    return asio::async_initiate<Token, void(std::error_code, bool)>(
+        [this](auto handler, std::int64_t n, std::optional<std::chrono::milliseconds> w,
+               std::stop_token s) {
+          start_acquire(n, w, std::move(s),
+                        detail::erase<std::error_code, bool>(std::move(handler), io()));
+        },
+        token, permits, wait, std::move(stop));
+  }
+  // void(std::error_code)
+  template <class Token>
+  auto async_release(std::int64_t permits, Token&& token) {
+    return asio::async_initiate<Token, void(std::error_code)>(
+        [this](auto handler, std::int64_t n) {
+          start_release(n, detail::erase<std::error_code>(std::move(handler), io()));
+        },
+        token, permits);
+  }
+
+ private:
+  using acquire_done = detail::completion<void(std::error_code, bool)>;
+  asio::io_context& io() const { return detail::io_of(*core_); }
+  void start_acquire(std::int64_t permits, std::optional<std::chrono::milliseconds> wait,
+                     std::stop_token stop, acquire_done done);
+  void start_release(std::int64_t permits, detail::completion<void(std::error_code)> done);
+  bool acquire_blocking(std::int64_t permits, std::optional<std::chrono::milliseconds> wait,
+                        std::stop_token stop);
+
+  std::shared_ptr<detail::client_core> core_;
+  std::string name_;
+  std::string key_;
+  std::string channel_;
+  semaphore_options options_;
+};
+
+}  // namespace relock

@@ -1,0 +1,215 @@
+#include <relock/permit_expirable_semaphore.hpp>
+
+#include <relock/detail/timed_lockable.hpp>
+
+#include "client_core.hpp"
+#include "objects/acquire_op.hpp"
+#include "objects/ids.hpp"
+#include "objects/lock_kind.hpp"
+#include "objects/naming.hpp"
+#include "objects/release_op.hpp"
+#include "objects/sync_object.hpp"
+#include "objects/sync_scripts.hpp"
+#include "objects/sync_wait.hpp"
+
+namespace relock {
+namespace {
+
+using detail::acquire_result;
+
+// A permit id as users hand it in: 32 hex digits (either case), lowercase from here on.
+std::string checked_id(std::string_view id) {
+  auto raw = objects::from_hex(id);
+  if (id.size() != 32 || !raw) {
+    throw error(errc::invalid_argument,
+                "a permit id is 32 hex digits, not '" + std::string(id.substr(0, 64)) + "'");
+  }
+  return objects::to_hex(*raw);
+}
+
+}  // namespace
+
+PermitExpirableSemaphore::PermitExpirableSemaphore(std::shared_ptr<detail::client_core> core,
+                                                   std::string name, semaphore_options options)
+    : core_(std::move(core)), name_(std::move(name)), options_(options) {
+  auto names = detail::sync_names_of(*core_, name_, objects::semaphore_channel, "semaphore");
+  key_ = std::move(names.key);
+  channel_ = std::move(names.channel);
+}
+
+namespace {
+
+// The waiting acquire of one permit, through the one waiting loop; the result's token is the
+// permit's id.
+void acquire_permit(const std::shared_ptr<detail::client_core>& core, const std::string& key,
+                    const std::string& channel, bool wait_when_absent, permit_options options,
+                    detail::completion<void(std::error_code, acquire_result)> done) {
+  if (core->stopped()) return done(errc::cancelled, {.detail = "the client has been destroyed"});
+  if ((options.lease && options.lease->count() <= 0) ||
+      (options.wait && options.wait->count() < 0)) {
+    return done(errc::invalid_argument, {.detail = "a lease must be > 0 and a wait >= 0"});
+  }
+  detail::acquire_request r;
+  r.key = key;
+  r.channel = channel;
+  r.waiter_channel = channel;
+  // The permit's id is its owner: every try of this acquire offers the same one, so a try that
+  // runs twice never takes a second permit.
+  r.owner = objects::random_request_id();
+  r.field = r.owner;
+  r.watchdog = !options.lease;
+  r.lease = options.lease.value_or(core->settings().watchdog_lease);
+  r.wait = options.wait ? options.wait->count() > 0 : true;
+  if (options.wait) r.deadline = std::chrono::steady_clock::now() + *options.wait;
+  r.stop = std::move(options.stop);
+  r.on_lost = std::move(options.on_lost);
+  r.kind = wait_when_absent ? &detail::permit_semaphore_waiting_when_absent_kind
+                            : &detail::permit_semaphore_kind;
+  std::string id = r.owner;
+  detail::start_acquire(core, std::move(r),
+                        [done = std::move(done), id = std::move(id)](
+                            std::error_code ec, acquire_result result) mutable {
+                          if (!ec && result.acquired) result.token = std::move(id);
+                          done(ec, std::move(result));
+                        });
+}
+
+}  // namespace
+
+void PermitExpirableSemaphore::start_acquire(permit_options options, acquire_done done) {
+  acquire_permit(core_, key_, channel_, options_.wait_when_absent, std::move(options),
+                 [done = std::move(done)](std::error_code ec, acquire_result r) mutable {
+                   if (ec || !r.acquired) return done(ec, std::nullopt);
+                   done(ec, std::move(r.token));
+                 });
+}
+
+std::optional<std::string> PermitExpirableSemaphore::acquire_blocking(permit_options options) {
+  detail::refuse_io_thread(*core_, "acquire");
+  auto [ec, result] = detail::wait_for<std::error_code, acquire_result>([&](auto done) {
+    acquire_permit(core_, key_, channel_, options_.wait_when_absent, std::move(options),
+                   std::move(done));
+  });
+  if (ec) throw error(ec, "semaphore '" + name_ + "': acquire: " + result.detail);
+  if (!result.acquired) return std::nullopt;
+  return std::move(result.token);
+}
+
+std::string PermitExpirableSemaphore::acquire(std::optional<std::chrono::milliseconds> lease,
+                                              std::stop_token stop) {
+  permit_options o;
+  if (lease) o.lease = detail::to_millis(*lease, "lease");
+  o.stop = std::move(stop);
+  auto id = acquire_blocking(std::move(o));
+  if (!id)
+    throw error(errc::connection, "semaphore '" + name_ + "': acquire ended without a permit");
+  return std::move(*id);
+}
+
+std::optional<std::string> PermitExpirableSemaphore::try_acquire(
+    std::chrono::milliseconds wait, std::optional<std::chrono::milliseconds> lease,
+    std::stop_token stop) {
+  permit_options o;
+  o.wait = detail::to_millis(wait, "wait");
+  if (lease) o.lease = detail::to_millis(*lease, "lease");
+  o.stop = std::move(stop);
+  return acquire_blocking(std::move(o));
+}
+
+void PermitExpirableSemaphore::start_release(std::string permit_id,
+                                             detail::completion<void(std::error_code)> done) {
+  if (core_->stopped()) return done(errc::cancelled);
+  std::string id;
+  try {
+    id = checked_id(permit_id);
+  } catch (const error& e) {
+    return done(e.code());
+  }
+  detail::release_request r{key_, channel_, id, id, &detail::permit_semaphore_kind, false};
+  detail::start_release(
+      core_, std::move(r),
+      [done = std::move(done)](std::error_code ec, std::string) mutable { done(ec); });
+}
+
+void PermitExpirableSemaphore::release(std::string_view permit_id) {
+  const std::string id = checked_id(permit_id);
+  detail::refuse_io_thread(*core_, "release");
+  auto [ec, text] = detail::wait_for<std::error_code, std::string>([&](auto done) {
+    detail::start_release(
+        core_,
+        detail::release_request{key_, channel_, id, id, &detail::permit_semaphore_kind, false},
+        std::move(done));
+  });
+  if (ec) {
+    throw error(ec, "semaphore '" + name_ + "': release of permit " + id + ": " +
+                        (text.empty() ? ec.message() : text));
+  }
+}
+
+bool PermitExpirableSemaphore::try_release(std::string_view permit_id) {
+  try {
+    release(permit_id);
+    return true;
+  } catch (const error& e) {
+    if (e.code() == errc::not_owner || e.code() == errc::lock_lost) return false;
+    throw;
+  }
+}
+
+namespace {
+
+std::int64_t admin(detail::client_core& core, const std::string& key, const std::string& channel,
+                   const char* op, std::int64_t n, const std::string& what,
+                   std::string raw_id = {}) {
+  std::vector<std::string> args{op, std::to_string(n), core.publish_command(),
+                                std::to_string(detail::wall_clock_ms())};
+  if (!raw_id.empty()) args.push_back(std::move(raw_id));
+  return detail::eval_blocking(core, detail::sync_scripts::semaphore_admin,
+                               {key, channel, objects::semaphore_timeout_key(key)}, std::move(args),
+                               what)
+      .integer;
+}
+
+}  // namespace
+
+bool PermitExpirableSemaphore::update_lease(std::string_view permit_id,
+                                            std::chrono::milliseconds lease) {
+  const std::string id = checked_id(permit_id);
+  const auto ms = detail::to_millis(lease, "lease");
+  if (ms.count() <= 0) throw error(errc::invalid_argument, "a lease must be > 0");
+  // A fixed lease from now on: the watchdog would otherwise overwrite it at its next renewal.
+  detail::refuse_io_thread(*core_, "update_lease");
+  detail::wait_for<>([&](auto done) {
+    core_->enter([core = core_, key = key_, id, done = std::move(done)](bool running) mutable {
+      if (running) core->watchdog().forget(key, id);
+      done();
+    });
+  });
+  return admin(*core_, key_, channel_, "lease", ms.count(), "semaphore '" + name_ + "'",
+               *objects::from_hex(id)) == 1;
+}
+
+std::int64_t PermitExpirableSemaphore::available_permits() const {
+  return admin(*core_, key_, channel_, "available", 0, "semaphore '" + name_ + "'");
+}
+
+std::int64_t PermitExpirableSemaphore::acquired_permits() const {
+  return admin(*core_, key_, channel_, "acquired", 0, "semaphore '" + name_ + "'");
+}
+
+void PermitExpirableSemaphore::set_permits(std::int64_t permits) {
+  detail::check_permits(permits, 0, "permits to set");
+  admin(*core_, key_, channel_, "set", permits, "semaphore '" + name_ + "'");
+}
+
+bool PermitExpirableSemaphore::try_set_permits(std::int64_t permits) {
+  detail::check_permits(permits, 0, "permits to set");
+  return admin(*core_, key_, channel_, "try_set", permits, "semaphore '" + name_ + "'") == 1;
+}
+
+void PermitExpirableSemaphore::add_permits(std::int64_t permits) {
+  detail::check_permits(permits, -detail::max_permits, "permits to add");
+  admin(*core_, key_, channel_, "add", permits, "semaphore '" + name_ + "'");
+}
+
+}  // namespace relock

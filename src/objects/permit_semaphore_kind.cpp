@@ -1,0 +1,85 @@
+// The permit-expirable semaphore (data-layout §7) as lock_kind tables: a permit is a hold whose
+// owner is its id (32 hex digits here, 16 bytes in Redis), scored in the expiry zset by the
+// client's wall clock. The watchdog renews a permit taken without a lease (permit_renew.lua,
+// by the server's clock); every script first takes back expired permits. A refused try sleeps
+// until the earliest permit expires, at most a second.
+#include <algorithm>
+
+#include "objects/acquire_fsm.hpp"
+#include "objects/ids.hpp"
+#include "objects/lock_kind.hpp"
+#include "objects/naming.hpp"
+#include "objects/sync_scripts.hpp"
+
+namespace relock::detail {
+namespace {
+
+std::string channel(std::string_view key) { return objects::semaphore_channel(key); }
+std::string waiter_channel(std::string_view key, std::string_view) { return channel(key); }
+std::string field(std::string_view owner) { return std::string(owner); }
+
+// The id as Redis stores it. Ids are checked where users hand them in (32 hex digits).
+std::string raw_id(std::string_view id) { return objects::from_hex(id).value_or(std::string()); }
+
+script_call acquire_call(const acquire_context& c, bool wait_when_absent) {
+  const std::int64_t now = c.queue.now_ms;
+  return {{std::string(c.key), objects::semaphore_timeout_key(c.key), channel(c.key)},
+          {std::to_string(now + c.lease.count()), raw_id(c.owner), std::to_string(now),
+           std::string(c.publish_command), wait_when_absent ? "1" : "0"}};
+}
+script_call acquire_or_refuse(const acquire_context& c) { return acquire_call(c, false); }
+script_call acquire_or_wait(const acquire_context& c) { return acquire_call(c, true); }
+
+acquire_reply read_acquire(const resp::reply& r) {
+  acquire_reply read = read_lock_reply(r);
+  if (r.error_code() == "NOT_INITIALIZED") read.ec = errc::not_initialized;
+  // A permit's lease may be long: a lost message costs at most the recheck.
+  if (read.result == acquire_reply::outcome::refused) {
+    read.holder_ttl = read.holder_ttl.count() < 0
+                          ? read.holder_ttl
+                          : std::min(read.holder_ttl, acquire_fsm::no_ttl_recheck);
+  }
+  return read;
+}
+
+script_call release_call(const release_context& c) {
+  return {{std::string(c.key), objects::semaphore_timeout_key(c.key), std::string(c.channel),
+           std::string(c.latch)},
+          {raw_id(c.owner), std::string(c.publish_command), std::to_string(c.latch_ttl.count()),
+           std::to_string(c.queue.now_ms)}};
+}
+
+// Never used: a permit is not force-released (the table must name a call).
+script_call force_release_call(const force_release_context& c) {
+  return {{std::string(c.key), std::string(c.channel)}, {}};
+}
+
+// permit_renew.lua: KEYS[i] the expiry zset, ARGV[i + 1] the permit id.
+void renew_permit(std::string_view key, std::string_view owner, std::int64_t,
+                  std::vector<std::string>& keys, std::vector<std::string>& args) {
+  keys.push_back(objects::semaphore_timeout_key(key));
+  args.push_back(raw_id(owner));
+}
+
+lock_kind table(script_call (*acquire)(const acquire_context&)) {
+  return {.what = "permit",
+          .acquire = sync_scripts::permit_acquire,
+          .release = sync_scripts::permit_release,
+          .force_release = sync_scripts::permit_release,
+          .renew = {sync_scripts::permit_renew, renew_permit},
+          .field = field,
+          .channel = channel,
+          .waiter_channel = waiter_channel,
+          .acquire_call = acquire,
+          .read_acquire = read_acquire,
+          .release_call = release_call,
+          .force_release_call = force_release_call,
+          .wakes = semaphore_message_wakes};
+}
+
+}  // namespace
+
+const lock_kind permit_semaphore_kind = table(acquire_or_refuse);
+const lock_kind permit_semaphore_waiting_when_absent_kind = table(acquire_or_wait);
+
+}  // namespace relock::detail

@@ -1,0 +1,142 @@
+#include <relock/semaphore.hpp>
+
+#include <relock/detail/timed_lockable.hpp>
+
+#include "client_core.hpp"
+#include "objects/acquire_op.hpp"
+#include "objects/lock_kind.hpp"
+#include "objects/naming.hpp"
+#include "objects/release_op.hpp"
+#include "objects/sync_object.hpp"
+#include "objects/sync_scripts.hpp"
+#include "objects/sync_wait.hpp"
+
+namespace relock {
+namespace {
+
+using detail::acquire_result;
+
+// The waiting acquire of `permits`, through the one waiting loop.
+void acquire_permits(const std::shared_ptr<detail::client_core>& core, const std::string& key,
+                     const std::string& channel, bool wait_when_absent, std::int64_t permits,
+                     std::optional<std::chrono::milliseconds> wait, std::stop_token stop,
+                     detail::completion<void(std::error_code, acquire_result)> done) {
+  if (core->stopped()) return done(errc::cancelled, {.detail = "the client has been destroyed"});
+  if (permits < 1 || permits > detail::max_permits || (wait && wait->count() < 0)) {
+    return done(errc::invalid_argument,
+                {.detail = "permits must be between 1 and " + std::to_string(detail::max_permits) +
+                           ", and a wait >= 0"});
+  }
+  detail::acquire_request r;
+  r.key = key;
+  r.channel = channel;
+  r.waiter_channel = channel;
+  r.wait = wait ? wait->count() > 0 : true;
+  if (wait) r.deadline = std::chrono::steady_clock::now() + *wait;
+  r.stop = std::move(stop);
+  r.kind = wait_when_absent ? &detail::semaphore_waiting_when_absent_kind : &detail::semaphore_kind;
+  r.permits = permits;
+  detail::start_acquire(core, std::move(r), std::move(done));
+}
+
+}  // namespace
+
+Semaphore::Semaphore(std::shared_ptr<detail::client_core> core, std::string name,
+                     semaphore_options options)
+    : core_(std::move(core)), name_(std::move(name)), options_(options) {
+  auto names = detail::sync_names_of(*core_, name_, objects::semaphore_channel, "semaphore");
+  key_ = std::move(names.key);
+  channel_ = std::move(names.channel);
+}
+
+void Semaphore::start_acquire(std::int64_t permits, std::optional<std::chrono::milliseconds> wait,
+                              std::stop_token stop, acquire_done done) {
+  acquire_permits(core_, key_, channel_, options_.wait_when_absent, permits, wait, std::move(stop),
+                  [done = std::move(done)](std::error_code ec, acquire_result r) mutable {
+                    done(ec, r.acquired);
+                  });
+}
+
+void Semaphore::start_release(std::int64_t permits,
+                              detail::completion<void(std::error_code)> done) {
+  if (core_->stopped()) return done(errc::cancelled);
+  if (permits < 1 || permits > detail::max_permits) return done(errc::invalid_argument);
+  detail::release_request r{key_, channel_, {}, {}, &detail::semaphore_kind, false, permits};
+  detail::start_release(
+      core_, std::move(r),
+      [done = std::move(done)](std::error_code ec, std::string) mutable { done(ec); });
+}
+
+bool Semaphore::acquire_blocking(std::int64_t permits,
+                                 std::optional<std::chrono::milliseconds> wait,
+                                 std::stop_token stop) {
+  detail::check_permits(permits, 1, "permits to acquire");
+  detail::refuse_io_thread(*core_, "acquire");
+  auto [ec, result] = detail::wait_for<std::error_code, acquire_result>([&](auto done) {
+    acquire_permits(core_, key_, channel_, options_.wait_when_absent, permits, wait,
+                    std::move(stop), std::move(done));
+  });
+  if (ec) throw error(ec, "semaphore '" + name_ + "': " + result.detail);
+  return result.acquired;
+}
+
+void Semaphore::acquire(std::int64_t permits, std::stop_token stop) {
+  acquire_blocking(permits, std::nullopt, std::move(stop));
+}
+
+bool Semaphore::try_acquire(std::int64_t permits) {
+  return acquire_blocking(permits, std::chrono::milliseconds(0), {});
+}
+
+bool Semaphore::try_acquire(std::int64_t permits, std::chrono::milliseconds wait,
+                            std::stop_token stop) {
+  return acquire_blocking(permits, detail::to_millis(wait, "wait"), std::move(stop));
+}
+
+void Semaphore::release(std::int64_t permits) {
+  detail::check_permits(permits, 1, "permits to release");
+  detail::refuse_io_thread(*core_, "release");
+  auto [ec, detail_text] = detail::wait_for<std::error_code, std::string>([&](auto done) {
+    detail::start_release(
+        core_,
+        detail::release_request{key_, channel_, {}, {}, &detail::semaphore_kind, false, permits},
+        std::move(done));
+  });
+  if (ec) {
+    throw error(ec, "semaphore '" + name_ +
+                        "': release: " + (detail_text.empty() ? ec.message() : detail_text));
+  }
+}
+
+namespace {
+
+std::int64_t admin(detail::client_core& core, const std::string& key, const std::string& channel,
+                   const char* op, std::int64_t n, const std::string& what) {
+  return detail::eval_blocking(core, detail::sync_scripts::semaphore_admin, {key, channel},
+                               {op, std::to_string(n), core.publish_command(),
+                                std::to_string(detail::wall_clock_ms())},
+                               what)
+      .integer;
+}
+
+}  // namespace
+
+std::int64_t Semaphore::available_permits() const {
+  return admin(*core_, key_, channel_, "available", 0, "semaphore '" + name_ + "'");
+}
+
+std::int64_t Semaphore::drain_permits() {
+  return admin(*core_, key_, channel_, "drain", 0, "semaphore '" + name_ + "'");
+}
+
+bool Semaphore::try_set_permits(std::int64_t permits) {
+  detail::check_permits(permits, 0, "permits to set");
+  return admin(*core_, key_, channel_, "try_set", permits, "semaphore '" + name_ + "'") == 1;
+}
+
+void Semaphore::add_permits(std::int64_t permits) {
+  detail::check_permits(permits, -detail::max_permits, "permits to add");
+  admin(*core_, key_, channel_, "add", permits, "semaphore '" + name_ + "'");
+}
+
+}  // namespace relock

@@ -1,0 +1,85 @@
+// The counting semaphore (data-layout §7) as lock_kind tables: an ownerless grant of n permits
+// from the count under the name. A try that grants writes its own latch, so a try whose reply
+// was lost is taken back exactly (semaphore_take_back.lua); a release adds permits under an
+// unlock latch. Messages carry the new count: a waiter is woken when its demand fits in it.
+// Nothing renews: permits have no lease.
+#include <charconv>
+
+#include "objects/lock_kind.hpp"
+#include "objects/naming.hpp"
+#include "objects/sync_scripts.hpp"
+
+namespace relock::detail {
+
+// A count published on a semaphore's channel: how many permits a message may hand out.
+std::size_t semaphore_message_wakes(std::string_view payload) {
+  long long count = 0;
+  const auto [end, ec] = std::from_chars(payload.data(), payload.data() + payload.size(), count);
+  if (ec != std::errc() || end != payload.data() + payload.size()) return pubsub::wake_all;
+  return count > 0 ? static_cast<std::size_t>(count) : 0;
+}
+
+namespace {
+
+std::string channel(std::string_view key) { return objects::semaphore_channel(key); }
+std::string waiter_channel(std::string_view key, std::string_view) { return channel(key); }
+std::string field(std::string_view) { return {}; }
+
+script_call acquire_call(const acquire_context& c, bool wait_when_absent) {
+  return {{std::string(c.key), std::string(c.try_latch)},
+          {std::to_string(c.permits), wait_when_absent ? "1" : "0",
+           std::to_string(c.latch_ttl.count())}};
+}
+script_call acquire_or_refuse(const acquire_context& c) { return acquire_call(c, false); }
+script_call acquire_or_wait(const acquire_context& c) { return acquire_call(c, true); }
+
+acquire_reply read_acquire(const resp::reply& r) {
+  acquire_reply read = read_lock_reply(r);
+  if (r.error_code() == "NOT_INITIALIZED") read.ec = errc::not_initialized;
+  return read;
+}
+
+script_call release_call(const release_context& c) {
+  return {{std::string(c.key), std::string(c.channel), std::string(c.latch)},
+          {std::to_string(c.permits), std::string(c.publish_command),
+           std::to_string(c.latch_ttl.count())}};
+}
+
+script_call take_back_call(const take_back_context& c) {
+  return {{std::string(c.key), std::string(c.channel), std::string(c.try_latch)},
+          {std::string(c.publish_command), std::to_string(c.latch_ttl.count())}};
+}
+
+// Never used: a semaphore is not force-released (the table must name a call).
+script_call force_release_call(const force_release_context& c) {
+  return {{std::string(c.key), std::string(c.channel)}, {}};
+}
+
+void renew_nothing(std::string_view, std::string_view, std::int64_t, std::vector<std::string>&,
+                   std::vector<std::string>&) {}
+
+lock_kind table(script_call (*acquire)(const acquire_context&)) {
+  return {.what = "semaphore",
+          .acquire = sync_scripts::semaphore_acquire,
+          .release = sync_scripts::semaphore_release,
+          .force_release = sync_scripts::semaphore_release,
+          .renew = {sync_scripts::semaphore_release, renew_nothing},
+          .field = field,
+          .channel = channel,
+          .waiter_channel = waiter_channel,
+          .acquire_call = acquire,
+          .read_acquire = read_acquire,
+          .release_call = release_call,
+          .force_release_call = force_release_call,
+          .wakes = semaphore_message_wakes,
+          .ownerless = true,
+          .take_back = &sync_scripts::semaphore_take_back,
+          .take_back_call = take_back_call};
+}
+
+}  // namespace
+
+const lock_kind semaphore_kind = table(acquire_or_refuse);
+const lock_kind semaphore_waiting_when_absent_kind = table(acquire_or_wait);
+
+}  // namespace relock::detail
