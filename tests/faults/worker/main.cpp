@@ -126,6 +126,8 @@ std::string error_name(std::error_code ec) {
       return "renewal_failed";
     case relock::errc::no_synced_replicas:
       return "no_synced_replicas";
+    case relock::errc::not_initialized:
+      return "not_initialized";
   }
   return ec.message();
 }
