@@ -47,30 +47,36 @@ member_steps quorum_fsm::decide(time_point now) {
   if (book_.error()) return give_up(book_.error(), book_.error_detail());
   const bool over = settings_.try_once || (settings_.deadline && *settings_.deadline <= now);
   if (phase_ == phase::retreat) {  // what the failed attempt took is back
-    if (over) return give_up({}, "the wait ran out");
+    if (over) return give_up_after_attempt();
     return attempt(now);
   }
-  const auto n = book_.size();
   const auto held = book_.held();
   const auto left = validity(now);
   if (held >= quorum() && left.count() > 0) {
     return book_.finish_now(
         {.what = member_step::kind::finish, .acquired = true, .validity = left, .held = held});
   }
+  held_in_attempt_ = held;
   if (over) {
-    // Too few members answered for a quorum to be possible: say why, as an error.
-    if (unreachable_ > n - quorum()) {
-      return give_up(away_, std::to_string(unreachable_) + " of " + std::to_string(n) +
-                                " members unreachable: " + away_detail_);
-    }
     if (held >= quorum()) return give_up({}, "the quorum took longer than the lease");
-    return give_up({}, std::to_string(held) + " of " + std::to_string(n) +
-                           " members taken, a quorum is " + std::to_string(quorum()));
+    return give_up_after_attempt();
   }
   auto steps = book_.release_held();
   if (steps.empty()) return attempt(now);
   phase_ = phase::retreat;
   return steps;
+}
+
+// The wait ran out after an attempt without a quorum (or while giving back what it took): too
+// few members answered for a quorum to be possible says why, as an error.
+member_steps quorum_fsm::give_up_after_attempt() {
+  const auto n = book_.size();
+  if (unreachable_ > n - quorum()) {
+    return give_up(away_, std::to_string(unreachable_) + " of " + std::to_string(n) +
+                              " members unreachable: " + away_detail_);
+  }
+  return give_up({}, std::to_string(held_in_attempt_) + " of " + std::to_string(n) +
+                         " members taken, a quorum is " + std::to_string(quorum()));
 }
 
 member_steps quorum_fsm::give_up(std::error_code ec, std::string detail) {

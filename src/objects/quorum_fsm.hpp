@@ -50,6 +50,7 @@ class quorum_fsm {
   member_steps attempt(time_point now);
   member_steps decide(time_point now);
   member_steps give_up(std::error_code ec, std::string detail);
+  member_steps give_up_after_attempt();
   std::chrono::milliseconds validity(time_point now) const;
 
   settings settings_;
@@ -57,6 +58,7 @@ class quorum_fsm {
   phase phase_ = phase::attempt;
   time_point attempt_start_{};
   std::size_t unreachable_ = 0;  // members this attempt could not reach
+  std::size_t held_in_attempt_ = 0;  // members this attempt took
   std::error_code away_{};       // how one could not be reached
   std::string away_detail_{};
 };

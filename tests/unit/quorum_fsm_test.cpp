@@ -129,3 +129,18 @@ TEST(quorum_fsm, a_member_failing_for_good_ends_it_with_that_error) {
   ASSERT_NE(finish_of(done), nullptr);
   EXPECT_EQ(finish_of(done)->ec, errc::wrong_type);
 }
+
+// The wait may run out while the members an attempt took go back: the ending still says that
+// too few members could be reached, as an error, not "not acquired".
+TEST(quorum_fsm, a_wait_that_runs_out_while_giving_back_still_reports_the_unreachable) {
+  quorum_fsm fsm(three(t0 + 900ms));
+  fsm.start(t0);
+  fsm.on({event::acquired, 1}, t0 + 1ms);
+  fsm.on({event::failed, 0, errc::connection, "'a': refused"}, t0 + 1ms);
+  const auto back = fsm.on({event::failed, 2, errc::connection, "'c': refused"}, t0 + 2ms);
+  EXPECT_EQ(members_of(back, kind::release), (std::vector<std::size_t>{1}));
+  const auto done = fsm.on({event::released, 1}, t0 + 901ms);
+  ASSERT_NE(finish_of(done), nullptr);
+  EXPECT_FALSE(finish_of(done)->acquired);
+  EXPECT_EQ(finish_of(done)->ec, errc::connection);
+}
