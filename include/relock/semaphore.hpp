@@ -72,7 +72,8 @@ class RELOCK_API Semaphore {
   // --- Administration ---
   // The permits available now (0 when the name holds nothing).
   std::int64_t available_permits() const;
-  // Takes every available permit; returns how many.
+  // Takes every available permit; returns how many (0, changing nothing, when the count is at
+  // or below 0: Redisson would set a negative count to 0).
   std::int64_t drain_permits();
   // Sets the count to `permits` only when the name holds nothing; false (changing nothing) when
   // it already holds a count, even 0 (redisson/redisson#4678).

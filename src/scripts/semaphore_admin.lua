@@ -4,7 +4,7 @@
 -- ARGV[5] a permit id (16 bytes) for 'lease'.
 --   available       -> the count (0 when absent)
 --   acquired        -> permits held and not expired
---   drain           -> the count before, now 0
+--   drain           -> the permits taken (the count before, when above 0), now 0
 --   try_set n       -> 1 set (only when absent), 0 not
 --   add n           -> the new count (may go negative)
 --   set n           -> available + acquired made n; the new count
@@ -25,7 +25,8 @@ if op == 'available' then
 elseif op == 'acquired' then
   return held
 elseif op == 'drain' then
-  if available == nil then
+  -- Nothing to take from a count at or below 0 (Redisson sets it to 0, adding permits).
+  if available == nil or available <= 0 then
     return 0
   end
   redis.call('set', KEYS[1], 0, 'keepttl')
