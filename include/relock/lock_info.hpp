@@ -1,10 +1,10 @@
 // relock::lock_info: what a name holds in Redis, as client::inspect reads it.
 //
-// inspect reads the lock's key and every auxiliary key of the lock family (docs/data-layout.md)
-// in one server-side script, so the snapshot is consistent: no holder can come or go between
-// two of its parts. It never scans the keyspace. The kind is recognised from the data alone, so
-// holds taken by Redisson (Java) show up exactly like relock's. Owner fields of other clients
-// are shown as they are, never parsed.
+// inspect reads the lock's key, every auxiliary key of the lock family and a permit-expirable
+// semaphore's permits (docs/data-layout.md) in one server-side script, so the snapshot is
+// consistent: no holder can come or go between two of its parts. It never scans the keyspace.
+// The kind is recognised from the data alone, so holds taken by Redisson (Java) show up exactly
+// like relock's. Owner fields of other clients are shown as they are, never parsed.
 //
 // A plain value type: copy it freely.
 #pragma once
@@ -28,6 +28,10 @@ enum class object_kind {
   counter,          // a string holding an integer: a semaphore's permits or a latch's count
                     // (the data cannot tell which)
   unknown,          // another Redis type, or a hash or string of another shape
+  // A permit-expirable semaphore: its permits taken are in the sorted set {name}:timeout
+  // (data-layout §7), and the name holds the available count (or nothing). One with no permit
+  // taken looks like a counter.
+  permit_semaphore,
 };
 
 enum class hold_side { exclusive, read, write };
@@ -45,6 +49,15 @@ struct queued_waiter {
   std::string owner;
   // When it gives up, as the waiter's client wrote it (Unix epoch ms, by that client's clock).
   std::optional<std::int64_t> gives_up_at_ms;
+};
+
+// A permit taken from a permit-expirable semaphore (data-layout §7).
+struct semaphore_permit {
+  std::string id;  // 32 lowercase hex chars: the member's 16 bytes (any other length as it is)
+  // When it expires, as its acquirer wrote it (Unix epoch ms, by that client's clock); nullopt
+  // for one that never expires (Redisson's 922337203685477). One already past it is still held
+  // until the semaphore's next acquire or release takes it back.
+  std::optional<std::int64_t> expires_at_ms;
 };
 
 struct lock_info {
@@ -72,11 +85,15 @@ struct lock_info {
   std::vector<queued_waiter> waiters;         // fair lock: head first
   std::optional<std::int64_t> fencing_token;  // fenced lock: the last token handed out
   std::optional<std::int64_t> value;          // counter: its integer
+  // Permit semaphore: `value` is the permits available (none when not stored); how many permits
+  // are taken, and the first 1000 of them to expire, soonest first.
+  std::int64_t permits_taken = 0;
+  std::vector<semaphore_permit> permits;
 
   bool locked() const { return !holders.empty(); }
 };
 
-// "none", "lock", "read-write", "fair", "fenced", "counter", "unknown".
+// "none", "lock", "read-write", "fair", "fenced", "counter", "unknown", "permit-semaphore".
 RELOCK_API const char* to_string(object_kind kind) noexcept;
 // "exclusive", "read", "write".
 RELOCK_API const char* to_string(hold_side side) noexcept;

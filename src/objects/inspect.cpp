@@ -11,6 +11,7 @@
 
 #include "client_core.hpp"
 #include "master_watch.hpp"
+#include "objects/ids.hpp"
 #include "objects/naming.hpp"
 #include "scripts/scripts.hpp"
 
@@ -32,6 +33,8 @@ const char* to_string(object_kind kind) noexcept {
       return "counter";
     case object_kind::unknown:
       return "unknown";
+    case object_kind::permit_semaphore:
+      return "permit-semaphore";
   }
   return "unknown";
 }
@@ -67,8 +70,14 @@ enum field : std::size_t {
   timeout_type,
   timeout_scores,
   read_hold_leases,
+  permits_type,
+  permits_count,
+  permits_list,
   reply_size
 };
+
+// Redisson's score for a permit taken without a lease: it never expires.
+constexpr std::int64_t never_expires = 922337203685477;
 
 std::optional<std::int64_t> decimal(std::string_view text) {
   std::int64_t n = 0;
@@ -163,6 +172,17 @@ bool read_auxiliaries(const std::vector<resp::reply>& r, lock_info& info) {
   return true;
 }
 
+// A permit-expirable semaphore's permits taken: member, score, member, score...
+void read_permits(const std::vector<resp::reply>& r, lock_info& info) {
+  info.permits_taken = r[permits_count].integer;
+  const auto& flat = r[permits_list].elements;
+  for (std::size_t i = 0; i + 1 < flat.size(); i += 2) {
+    semaphore_permit p{objects::to_hex(flat[i].str), epoch_ms(flat[i + 1].str)};
+    if (p.expires_at_ms == never_expires) p.expires_at_ms.reset();
+    info.permits.push_back(std::move(p));
+  }
+}
+
 // What the data says the name is (lock_info.hpp).
 object_kind recognise(const std::vector<resp::reply>& r, lock_info& info) {
   const bool aux_ok = read_auxiliaries(r, info);
@@ -173,7 +193,15 @@ object_kind recognise(const std::vector<resp::reply>& r, lock_info& info) {
     return plain;
   };
   const std::string& type = info.redis_type;
-  if (type == "none") return aux_ok ? lock_family(object_kind::none) : object_kind::unknown;
+  // The permits taken from a permit-expirable semaphore ({name}:timeout), when there are any.
+  const bool permits = r[permits_type].str == "zset";
+  if (permits) read_permits(r, info);
+  if (type == "none") {
+    if (!aux_ok) return object_kind::unknown;
+    const auto kind = lock_family(object_kind::none);
+    // Its available count deleted (or never written) while permits are out.
+    return kind == object_kind::none && permits ? object_kind::permit_semaphore : kind;
+  }
   if (type == "hash") {
     if (!aux_ok || !r[main_body].is_array() ||
         !read_holders(r[main_body], r[read_hold_leases], info)) {
@@ -183,7 +211,7 @@ object_kind recognise(const std::vector<resp::reply>& r, lock_info& info) {
   }
   if (type == "string" && r[main_body].is_string()) {
     info.value = decimal(r[main_body].str);
-    if (info.value) return object_kind::counter;
+    if (info.value) return permits ? object_kind::permit_semaphore : object_kind::counter;
   }
   return object_kind::unknown;
 }
@@ -191,7 +219,8 @@ object_kind recognise(const std::vector<resp::reply>& r, lock_info& info) {
 std::error_code decode(const resp::reply& r, lock_info& info) {
   if (!r.is_array() || r.elements.size() != reply_size || !r.elements[main_type].is_string() ||
       !r.elements[main_pttl].is_integer() || !r.elements[queue_owners].is_array() ||
-      !r.elements[timeout_scores].is_array()) {
+      !r.elements[timeout_scores].is_array() || !r.elements[permits_type].is_string() ||
+      !r.elements[permits_count].is_integer() || !r.elements[permits_list].is_array()) {
     return errc::server_error;  // not what lock_inspect.lua returns
   }
   const auto& e = r.elements;
@@ -203,12 +232,18 @@ std::error_code decode(const resp::reply& r, lock_info& info) {
     info.remaining_lease = std::chrono::milliseconds(pttl);
   }  // -2: nothing stored
   info.kind = recognise(e, info);
-  if (info.kind == object_kind::counter || info.kind == object_kind::unknown) {
+  if (info.kind == object_kind::counter || info.kind == object_kind::unknown ||
+      info.kind == object_kind::permit_semaphore) {
     // Lock data only for a lock: what the auxiliary keys hold means nothing next to these.
     info.holders.clear();
     info.mode.reset();
     info.waiters.clear();
     info.fencing_token.reset();
+  }
+  if (info.kind != object_kind::permit_semaphore) {
+    // Permits only for a permit semaphore: a sorted set under a lock's name is no business of it.
+    info.permits_taken = 0;
+    info.permits.clear();
   }
   return {};
 }
@@ -230,8 +265,12 @@ void start_inspect(std::shared_ptr<client_core> core, std::string name, inspect_
   door.enter([core = std::move(core), name = std::move(name), key = std::move(key),
               done = std::move(done)](bool running) mutable {
     if (!running) return done(errc::cancelled, {});
-    std::vector<std::string> keys{key, objects::fenced_token_key(key), objects::fair_queue_key(key),
-                                  objects::fair_timeout_key(key), objects::rwlock_key_prefix(key)};
+    std::vector<std::string> keys{key,
+                                  objects::fenced_token_key(key),
+                                  objects::fair_queue_key(key),
+                                  objects::fair_timeout_key(key),
+                                  objects::rwlock_key_prefix(key),
+                                  objects::semaphore_timeout_key(key)};
     // Reads only, so resending it after a lost connection is harmless.
     exec::executor& executor = core->executor();
     executor.eval(

@@ -200,12 +200,12 @@ TEST_F(cli, unlock_force_refuses_what_is_not_a_lock_and_leaves_it_as_it_is) {
   EXPECT_EQ(pttl("count"), -1);
 }
 
+// (A string holding an integer is a semaphore's or a latch's count: status shows its value,
+// cli_semaphore_test.)
 TEST_F(cli, status_names_what_a_key_that_is_no_lock_holds) {
-  raw_.command({"SET", "count", "12"});
   raw_.command({"SADD", "tags", "a"});
   raw_.command({"HSET", "person", "name", "bob"});
   for (const auto& [name, says] : std::vector<std::pair<std::string, std::string>>{
-           {"count", "'count' is a Redis string, not a lock"},
            {"tags", "'tags' is a Redis set, not a lock"},
            {"person", "'person' is a Redis hash, not a lock"}}) {
     auto r = run({"status", name});

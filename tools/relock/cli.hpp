@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -50,6 +51,7 @@ struct run_options {
   bool exclusive = false;
   std::vector<std::string> all_names;     // --all: a multi-lock over these names (no NAME)
   std::vector<std::string> redlock_urls;  // --redlock: NAME on each of these servers
+  std::optional<std::int64_t> semaphore;  // --semaphore N: a permit of NAME, made with N permits
 };
 
 struct queue_options {

@@ -16,6 +16,7 @@ constexpr const char* synopsis =
   relock run [-w SEC] [-n] [-E N] [--lease SEC] [--kind K] [-s|-x] NAME -- COMMAND [ARG...]
   relock run [OPTIONS] --all NAME,NAME... -- COMMAND [ARG...]
   relock run [OPTIONS] --redlock URL,URL,URL NAME -- COMMAND [ARG...]
+  relock run [-w SEC] [-n] [-E N] [--lease SEC] --semaphore N NAME -- COMMAND [ARG...]
   relock status NAME
   relock queue offer NAME VALUE [--delay SEC] | take NAME [-w SEC] | size NAME
   relock unlock --force NAME
@@ -69,15 +70,26 @@ Several locks:
                at least 3, redis:// URLs, no replication between them). One server away
                costs one vote, not the lock. Without --lease each member is renewed by
                the watchdog. See the README, "RedLock", for what it does not guarantee.
-  Neither takes --kind fenced (one token per lock: the command could not be given one).)";
+  Neither takes --kind fenced (one token per lock: the command could not be given one).
+
+At most N at once:
+  --semaphore N NAME
+               takes one permit of the semaphore NAME (Redisson's RPermitExpirableSemaphore)
+               while COMMAND runs, so at most N commands run at once across the fleet.
+               NAME is made with N permits if it holds nothing; one that exists is used as
+               it is (with a note on stderr when its permits do not add up to N). The
+               command gets the permit's id in RELOCK_PERMIT. Without --lease the watchdog
+               renews the permit, so a permit whose relock died comes back within
+               --watchdog-timeout; a permit found gone is lost, as a lock (exit 3). Takes
+               -w, -n, -E and --lease; not --kind, -s, -x, --all or --redlock.)";
 
 // One line, for the subcommand that the error was about: what it expects and where to look.
 std::string usage_of(const CLI::App& app) {
   for (const auto* sub : app.get_subcommands()) {
     const auto& name = sub->get_name();
     if (name == "run") {
-      return "relock run [OPTIONS] (NAME | --all NAME,NAME...) -- COMMAND [ARG...]; see run "
-             "--help";
+      return "relock run [OPTIONS] (NAME | --all NAME,NAME... | --semaphore N NAME) -- COMMAND "
+             "[ARG...]; see run --help";
     }
     if (name == "status") return "relock status NAME";
     if (name == "queue") {
@@ -183,15 +195,25 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
                       ->delimiter(',')
                       ->allow_extra_args(false);
   all->excludes(redlock);
-  run->add_option("NAME", r.name, "the lock's name (its Redis key)")->required();
+  auto* semaphore =
+      run->add_option("--semaphore", r.semaphore,
+                      "hold one of N permits of the semaphore NAME (made with N if absent): at "
+                      "most N at once")
+          ->type_name("N")
+          ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000'000}));
+  semaphore->excludes(all)->excludes(redlock)->excludes(kind);
+  semaphore->excludes(shared)->excludes(exclusive);
+  run->add_option("NAME", r.name, "the lock's (or semaphore's) name: its Redis key")->required();
   // Checked by split_command: with --all the first word of COMMAND lands in NAME.
   run->add_option("COMMAND", r.command, "what to run, with its arguments");
 
   auto* status = app.add_subcommand(
       "status",
       "who holds NAME, how often, for how long; a fair lock's queue, in order, with each "
-      "waiter's deadline; a fenced lock's last token; the node serving it");
-  status->add_option("NAME", c.name, "the lock's name")->required();
+      "waiter's deadline; a fenced lock's last token; the node serving it. A semaphore's "
+      "available permits and the permits taken, with their expiries; a counter's value (a "
+      "semaphore's or a count-down latch's); a queue's length");
+  status->add_option("NAME", c.name, "the lock's (semaphore's, latch's, queue's) name")->required();
 
   queue_options& q = c.queue;
   auto* queue = app.add_subcommand(

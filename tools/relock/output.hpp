@@ -40,6 +40,25 @@ struct lock_status {
   std::vector<waiter> queue;  // fair: head first
 };
 
+// A permit taken from a permit-expirable semaphore.
+struct permit {
+  std::string id;                             // 32 hex chars
+  std::optional<std::int64_t> expires_at_ms;  // Unix epoch ms, by its acquirer's clock; none: never
+  std::optional<std::int64_t> expires_in_ms;  // the same less this host's now; < 0: passed
+};
+
+// A string holding an integer: a semaphore's available permits or a count-down latch's count
+// (kind "counter": the data cannot tell which), or a permit-expirable semaphore (kind
+// "permit-semaphore": its permits taken show it).
+struct counter_status {
+  std::string name;
+  std::string node;
+  std::string kind;
+  std::optional<std::int64_t> value;  // none: a permit semaphore whose count is not stored
+  std::int64_t permits_taken = 0;
+  std::vector<permit> permits;  // the first 1000 to expire, soonest first
+};
+
 // A queue: the destination list, and the delayed queue feeding it.
 struct queue_status {
   std::string name;
@@ -70,6 +89,7 @@ struct demo_result {
 };
 
 void print(const lock_status& s, bool json);
+void print(const counter_status& s, bool json);
 void print(const queue_status& s, bool json);
 void print(const unlock_result& r, bool json);
 void print(const demo_result& r, bool json);

@@ -1,5 +1,5 @@
-// relock run: acquire NAME (or a set: --all, --redlock), run the command while holding it,
-// release, pass its status on.
+// relock run: acquire NAME (or a set: --all, --redlock; or a permit of a semaphore:
+// --semaphore), run the command while holding it, release, pass its status on.
 #include <cstdint>
 #include <iostream>
 #include <optional>
@@ -15,14 +15,17 @@ namespace {
 
 using std::chrono::milliseconds;
 
-std::vector<std::string> command_environment(const std::string& name,
-                                             std::optional<std::int64_t> token) {
+std::vector<std::string> command_environment(const std::string& name, const acquisition& got) {
   std::vector<std::string> env{"RELOCK_NAME=" + name};
-  if (token) env.push_back("RELOCK_TOKEN=" + std::to_string(*token));
+  if (got.token) env.push_back("RELOCK_TOKEN=" + std::to_string(*got.token));
+  if (got.permit) env.push_back("RELOCK_PERMIT=" + *got.permit);
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string_view entry(*e);
-    // Ours replace an outer `relock run`'s; a fencing token from one would be a lie here.
-    if (entry.starts_with("RELOCK_NAME=") || entry.starts_with("RELOCK_TOKEN=")) continue;
+    // Ours replace an outer `relock run`'s; a fencing token or permit from one would be a lie.
+    if (entry.starts_with("RELOCK_NAME=") || entry.starts_with("RELOCK_TOKEN=") ||
+        entry.starts_with("RELOCK_PERMIT=")) {
+      continue;
+    }
     env.emplace_back(entry);
   }
   return env;
@@ -46,11 +49,10 @@ int run_command(const global_options& g, const run_options& o) {
   options.stop = cancel.get_token();
   // The library says which loss it was: found gone, or no renewal got through for a lease.
   options.on_lost = [&supervisor,
-                     away = "Redis at " + target->where() +
-                            " stopped answering and the lease ran out"](std::error_code why) {
-    supervisor.lost(why == relock::errc::renewal_failed
-                        ? away
-                        : "its key was deleted or taken over, or it expired");
+                     away =
+                         "Redis at " + target->where() + " stopped answering and the lease ran out",
+                     gone = target->gone()](std::error_code why) {
+    supervisor.lost(why == relock::errc::renewal_failed ? away : gone);
   };
   // A hold taken away by a force unlock (anyone's, Java's too) stops the command within a round
   // trip, not at the next renewal, up to a third of the lease later. Not a spin lock's: it is
@@ -67,17 +69,17 @@ int run_command(const global_options& g, const run_options& o) {
     }
     global_options at = g;
     at.url = target->where();
-    fail_with(at, e, "cannot lock '" + name + "'");
+    fail_with(at, e, "cannot " + target->acquiring());
   }
   if (!got.acquired) {
-    std::cerr << "relock: '" << name << "' is held by another owner; "
+    std::cerr << "relock: " << target->busy() << "; "
               << (o.nonblock ? "not waiting (-n)" : "gave up after " + seconds_text(*wait)) << "\n";
     return o.conflict_exit_code;
   }
 
   std::optional<int> status;
   try {
-    if (supervisor.start(o.command, command_environment(name, got.token),
+    if (supervisor.start(o.command, command_environment(name, got),
                          lease ? target->lease_end(me, *lease) : std::nullopt)) {
       status = supervisor.wait();
     }
@@ -95,7 +97,7 @@ int run_command(const global_options& g, const run_options& o) {
     why = "it was deleted, or its lease ran out, before the command ended";
   }
   if (!why.empty()) {
-    std::cerr << "relock: lost the lock '" << name << "' "
+    std::cerr << "relock: lost " << target->held() << " "
               << (!status ? "before the command started" : "while the command ran") << ": " << why
               << (supervisor.stopped_command() ? "; the command got SIGTERM" : "") << "\n";
     return exit_lock_lost;

@@ -1,5 +1,6 @@
-// What `relock run` holds: one lock (NAME), a multi-lock (--all) or a RedLock (--redlock).
-// run_command drives any of them the same way.
+// What `relock run` holds: one lock (NAME), a multi-lock (--all), a RedLock (--redlock), or a
+// permit of the permit-expirable semaphore NAME (--semaphore N). run_command drives any of them
+// the same way.
 #pragma once
 
 #include <chrono>
@@ -18,7 +19,8 @@ namespace relock_cli {
 // What acquiring came to: whether run holds the lock, and the fencing token it was given.
 struct acquisition {
   bool acquired = false;
-  std::optional<std::int64_t> token;  // a fenced lock's: this acquisition's own
+  std::optional<std::int64_t> token;    // a fenced lock's: this acquisition's own
+  std::optional<std::string> permit{};  // a semaphore's: the permit's id (32 hex chars)
 };
 
 class run_target {
@@ -42,6 +44,16 @@ class run_target {
     std::error_code ignored;
     unlock(ignored);
   }
+
+  // Words for run's messages, a lock's unless the target says otherwise.
+  // What is held: "lost the lock 'NAME' while the command ran".
+  virtual std::string held() const { return "the lock '" + name() + "'"; }
+  // What acquiring failed to do: "cannot lock 'NAME': ...".
+  virtual std::string acquiring() const { return "lock '" + name() + "'"; }
+  // Why it was not acquired: "'NAME' is held by another owner; gave up after 10 s".
+  virtual std::string busy() const { return "'" + name() + "' is held by another owner"; }
+  // Why a hold the library found gone is gone (the loss is not a renewal failure).
+  virtual std::string gone() const { return "its key was deleted or taken over, or it expired"; }
 };
 
 // The kind asked for, by --kind or -s/-x (flock's shared and exclusive: the two sides of the
@@ -50,7 +62,8 @@ std::string kind_of(const run_options& o);
 // The kind's lock on `name`.
 relock::Lock lock_of(relock::client& client, const std::string& name, const run_options& o);
 
-// Connects (to --url, or to each --redlock URL) and makes what `o` asks for.
+// Connects (to --url, or to each --redlock URL) and makes what `o` asks for. A --semaphore is
+// set up (created with its N permits, when absent) by the first acquire.
 std::unique_ptr<run_target> make_target(const global_options& g, const run_options& o);
 
 }  // namespace relock_cli

@@ -1,6 +1,7 @@
-// The three things `relock run` can hold, behind run_target.
+// The four things `relock run` can hold, behind run_target.
 #include <exception>
 #include <future>
+#include <iostream>
 #include <memory>
 #include <variant>
 #include <vector>
@@ -114,6 +115,121 @@ class lock_set final : public run_target {
   Set set_;
 };
 
+// --semaphore N NAME: one permit of the permit-expirable semaphore NAME (Redisson's
+// RPermitExpirableSemaphore), made with N permits when NAME holds nothing, so at most N commands
+// run at once across the fleet. Without --lease the client's watchdog renews the permit, so one
+// whose relock died comes back a watchdog lease later.
+class semaphore_permit final : public run_target {
+ public:
+  semaphore_permit(const global_options& g, const run_options& o)
+      : g_(g),
+        at_(g, make_config(g)),
+        name_(o.name),
+        permits_(*o.semaphore),
+        semaphore_(at_.client.permit_expirable_semaphore(o.name)) {}
+
+  std::string name() const override { return name_; }
+  std::string where() const override { return shown_url(g_.url); }
+
+  acquisition acquire(relock::owner, relock::lock_options options, bool bounded) override {
+    set_up();
+    relock::permit_options p;
+    p.lease = options.lease;
+    p.stop = std::move(options.stop);
+    p.on_lost = std::move(options.on_lost);
+    if (bounded) p.wait = options.wait.value_or(milliseconds(0));  // none: -n, one try
+    auto id = semaphore_.async_acquire(std::move(p), asio::use_future).get();
+    if (!id) return {};
+    permit_ = *id;
+    return {true, std::nullopt, permit_};
+  }
+
+  // The permit's expiry as the acquire wrote it (Unix ms, by this host's clock), on the steady
+  // clock: read after the acquire, so never late.
+  std::optional<time_point> lease_end(relock::owner, milliseconds lease) override {
+    const auto asked = std::chrono::steady_clock::now();
+    const auto now = std::chrono::system_clock::now();
+    try {
+      const auto info = at_.client.inspect(name_);
+      for (const auto& p : info.permits) {
+        if (p.id != permit_) continue;
+        if (!p.expires_at_ms) return std::nullopt;  // never expires: nothing to stop
+        const auto expires = std::chrono::system_clock::time_point(milliseconds(*p.expires_at_ms));
+        return asked + std::chrono::duration_cast<milliseconds>(expires - now);
+      }
+      // Not among the permits taken: already gone. (Past the 1000 shown: not known.)
+      if (info.permits_taken == static_cast<std::int64_t>(info.permits.size())) return asked;
+    } catch (const relock::error&) {
+      // Not read: the lease as we asked for it, below.
+    }
+    return asked + lease;
+  }
+
+  void unlock(std::error_code& ec) noexcept override {
+    if (!permit_) return;
+    try {
+      semaphore_.async_release(*permit_, asio::use_future).get();
+    } catch (const std::system_error& e) {
+      ec = e.code();
+    } catch (...) {
+      ec = relock::errc::server_error;
+    }
+    permit_.reset();
+  }
+
+  std::string held() const override { return "the permit of the semaphore '" + name_ + "'"; }
+  std::string acquiring() const override {
+    return "take a permit of the semaphore '" + name_ + "'";
+  }
+  std::string busy() const override { return "no permit of the semaphore '" + name_ + "' is free"; }
+  std::string gone() const override {
+    return "it was taken back (its time ran out, or the semaphore was deleted or changed)";
+  }
+
+ private:
+  // Makes the semaphore with N permits when NAME holds nothing. One that exists is used as it
+  // is, with a note when its permits do not add up to N. Refuses a name holding anything else.
+  void set_up() {
+    using relock::object_kind;
+    auto info = at_.client.inspect(name_);
+    if (info.kind == object_kind::none && info.redis_type == "none") {
+      if (semaphore_.try_set_permits(permits_)) return;
+      info = at_.client.inspect(name_);  // made by another relock or client meanwhile
+    }
+    if (info.kind != object_kind::counter && info.kind != object_kind::permit_semaphore) {
+      throw failure(exit_usage, not_a_semaphore(info));
+    }
+    // Taken permits past their expiry count too: the next acquire or release gives them back.
+    const std::int64_t total = info.value.value_or(0) + info.permits_taken;
+    if (total != permits_) {
+      std::cerr << "relock: note: the semaphore '" << name_ << "' has " << total << " permit"
+                << (total == 1 ? "" : "s") << " (" << info.value.value_or(0) << " available, "
+                << info.permits_taken << " taken), not " << permits_ << "; using it as it is"
+                << std::endl;
+    }
+  }
+
+  static std::string not_a_semaphore(const relock::lock_info& info) {
+    using relock::object_kind;
+    const std::string name = "'" + info.name + "'";
+    if (info.kind != object_kind::unknown) {  // a lock, or a free one's token or queue
+      return name + " holds a lock (kind " + std::string(relock::to_string(info.kind)) +
+             "), not a semaphore";
+    }
+    if (info.redis_type == "none") {
+      return name + " is not a semaphore: the lock family's other keys for it hold data";
+    }
+    return name + " is a Redis " + info.redis_type + ", not a semaphore's count";
+  }
+
+  const global_options& g_;
+  connected at_;
+  std::string name_;
+  std::int64_t permits_;
+  relock::PermitExpirableSemaphore semaphore_;
+  std::optional<std::string> permit_;
+};
+
 void refuse_fenced(const run_options& o, const char* flag) {
   if (kind_of(o) == "fenced") {
     throw failure(exit_usage, std::string("--kind fenced hands the command one fencing token; it "
@@ -191,6 +307,7 @@ std::unique_ptr<run_target> make_target(const global_options& g, const run_optio
       return std::make_unique<lock_set<relock::RedLock>>(o.name, joined(shown, ", "),
                                                          std::move(clients), std::move(set));
     }
+    if (o.semaphore) return std::make_unique<semaphore_permit>(g, o);
     return std::make_unique<single_lock>(g, o);
   } catch (const relock::error& e) {
     // A refused name, or a set that cannot be one (a name twice, servers not independent).

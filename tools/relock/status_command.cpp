@@ -1,7 +1,9 @@
 // relock status: who holds NAME and how often, its lease, a fair lock's queue with each
 // waiter's deadline and a fenced lock's last token, as client::inspect reads them from the
 // data, so holders in Java (Redisson) show up too; and the node that serves it (in a cluster,
-// the master of its slot). For a queue: its length, and the delayed queue feeding it.
+// the master of its slot). For a queue: its length, and the delayed queue feeding it. For a
+// counter (a semaphore or a count-down latch): its value; for a permit-expirable semaphore, its
+// available permits and the permits taken, with their expiries.
 #include <chrono>
 
 #include "cli.hpp"
@@ -15,6 +17,12 @@ bool lock_family(relock::object_kind kind) {
   return kind == object_kind::none || kind == object_kind::lock ||
          kind == object_kind::read_write_lock || kind == object_kind::fair_lock ||
          kind == object_kind::fenced_lock;
+}
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 lock_status shown(const relock::lock_info& info) {
@@ -40,13 +48,27 @@ lock_status shown(const relock::lock_info& info) {
     }
     s.holders.push_back(std::move(out));
   }
-  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
+  const auto now = now_ms();
   for (const auto& w : info.waiters) {
     waiter out{w.owner, w.gives_up_at_ms, std::nullopt};
     if (w.gives_up_at_ms) out.gives_up_in_ms = *w.gives_up_at_ms - now;
     s.queue.push_back(std::move(out));
+  }
+  return s;
+}
+
+counter_status shown_counter(const relock::lock_info& info) {
+  counter_status s;
+  s.name = info.name;
+  s.node = info.node;
+  s.kind = relock::to_string(info.kind);
+  s.value = info.value;
+  s.permits_taken = info.permits_taken;
+  const auto now = now_ms();
+  for (const auto& p : info.permits) {
+    permit out{p.id, p.expires_at_ms, std::nullopt};
+    if (p.expires_at_ms) out.expires_in_ms = *p.expires_at_ms - now;
+    s.permits.push_back(std::move(out));
   }
   return s;
 }
@@ -65,6 +87,11 @@ int status_command(const global_options& g, const std::string& name) {
   // A list, or a free name that a delayed queue feeds: a queue (Redisson's RBlockingQueue).
   if ((info.redis_type == "list" || info.kind == relock::object_kind::none) &&
       print_queue_status(client, g, name)) {
+    return exit_ok;
+  }
+  if (info.kind == relock::object_kind::counter ||
+      info.kind == relock::object_kind::permit_semaphore) {
+    print(shown_counter(info), g.json);
     return exit_ok;
   }
   if (!lock_family(info.kind)) throw failure(exit_usage, not_a_lock(info));

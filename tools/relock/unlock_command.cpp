@@ -11,7 +11,8 @@ namespace {
 std::string refusal(relock::client& client, const std::string& name, const relock::error& e) {
   try {
     const auto info = client.inspect(name);
-    if (info.kind == relock::object_kind::counter || info.kind == relock::object_kind::unknown) {
+    if (info.kind == relock::object_kind::counter || info.kind == relock::object_kind::unknown ||
+        info.kind == relock::object_kind::permit_semaphore) {
       return not_a_lock(info) + "; left as it is";
     }
   } catch (const relock::error&) {
