@@ -1,7 +1,7 @@
 // The count-down latch's await (data-layout §7) as a lock_kind table: a try reads the count
-// (open when absent or 0), grants nothing and so has nothing to take back. "0" on the channel
-// opens every awaiter; "1" (a new count) wakes nobody. A closed latch is looked at again every
-// second (the holder-TTL-less recheck), so a lost message costs at most that.
+// (open when absent or 0), grants nothing and so has nothing to take back. Any message on the
+// channel makes every awaiter look again. A closed latch is looked at again every second (the
+// holder-TTL-less recheck), so a lost message costs at most that.
 #include "objects/lock_kind.hpp"
 #include "objects/naming.hpp"
 #include "objects/sync_scripts.hpp"
@@ -15,9 +15,9 @@ std::string field(std::string_view) { return {}; }
 
 script_call await_call(const acquire_context& c) { return {{std::string(c.key)}, {}}; }
 
-std::size_t latch_message_wakes(std::string_view payload) {
-  return payload == "0" ? pubsub::wake_all : 0;
-}
+// Every message makes every awaiter look again: "0" is the count reaching zero, and Redisson's
+// delete() publishes "1" (a new count's message) when it opens the latch.
+std::size_t latch_message_wakes(std::string_view) { return pubsub::wake_all; }
 
 // Never used: an await holds nothing to release (the table must name the calls).
 script_call no_release_call(const release_context& c) { return {{std::string(c.key)}, {}}; }

@@ -1,7 +1,7 @@
 // The permit-expirable semaphore (data-layout §7) as lock_kind tables: a permit is a hold whose
 // owner is its id (32 hex digits here, 16 bytes in Redis), scored in the expiry zset by the
 // client's wall clock. The watchdog renews a permit taken without a lease (permit_renew.lua,
-// by the server's clock); every script first takes back expired permits. A refused try sleeps
+// by the same clock); every script first takes back expired permits. A refused try sleeps
 // until the earliest permit expires, at most a second.
 #include <algorithm>
 
@@ -54,11 +54,13 @@ script_call force_release_call(const force_release_context& c) {
   return {{std::string(c.key), std::string(c.channel)}, {}};
 }
 
-// permit_renew.lua: KEYS[i] the expiry zset, ARGV[i + 1] the permit id.
+// permit_renew.lua: KEYS[i] the expiry zset, ARGV[i + 1] "<now>:<permit id>". The expiry is
+// written by this client's wall clock, as the acquire's and every reclaim's (Redisson's too):
+// the server's clock could be behind theirs and make a renewed permit look expired.
 void renew_permit(std::string_view key, std::string_view owner, std::int64_t,
                   std::vector<std::string>& keys, std::vector<std::string>& args) {
   keys.push_back(objects::semaphore_timeout_key(key));
-  args.push_back(raw_id(owner));
+  args.push_back(std::to_string(wall_clock_ms()) + ":" + raw_id(owner));
 }
 
 lock_kind table(script_call (*acquire)(const acquire_context&)) {

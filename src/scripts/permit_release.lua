@@ -12,6 +12,6 @@ reclaim(KEYS[1], KEYS[2], KEYS[3], ARGV[2], ARGV[4])
 if redis.call('zrem', KEYS[2], ARGV[1]) == 0 then
   return nil
 end
-publish(KEYS[3], ARGV[2], redis.call('incrby', KEYS[1], 1))
+publish_count(KEYS[3], ARGV[2], redis.call('incrby', KEYS[1], 1))
 redis.call('set', KEYS[4], 1, 'px', ARGV[3])
 return 1

@@ -36,17 +36,17 @@ elseif op == 'try_set' then
     return 0
   end
   redis.call('set', KEYS[1], ARGV[2])
-  publish(KEYS[2], ARGV[3], ARGV[2])
+  publish_count(KEYS[2], ARGV[3], ARGV[2])
   return 1
 elseif op == 'add' then
   local value = redis.call('incrby', KEYS[1], ARGV[2])
-  publish(KEYS[2], ARGV[3], value)
+  publish_count(KEYS[2], ARGV[3], value)
   return value
 elseif op == 'set' then
   local value = tonumber(ARGV[2]) - held
   if available ~= value then
     redis.call('set', KEYS[1], value, 'keepttl')
-    publish(KEYS[2], ARGV[3], value)
+    publish_count(KEYS[2], ARGV[3], value)
   end
   return value
 elseif op == 'lease' then

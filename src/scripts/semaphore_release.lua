@@ -7,6 +7,6 @@ if earlier then
   return tonumber(earlier)
 end
 read_count(KEYS[1])
-publish(KEYS[2], ARGV[2], redis.call('incrby', KEYS[1], ARGV[1]))
+publish_count(KEYS[2], ARGV[2], redis.call('incrby', KEYS[1], ARGV[1]))
 redis.call('set', KEYS[3], 1, 'px', ARGV[3])
 return 1

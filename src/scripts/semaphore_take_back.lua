@@ -9,5 +9,5 @@ if taken == false or taken == '0' then
   return 0
 end
 read_count(KEYS[1])
-publish(KEYS[2], ARGV[1], redis.call('incrby', KEYS[1], taken))
+publish_count(KEYS[2], ARGV[1], redis.call('incrby', KEYS[1], taken))
 return 1

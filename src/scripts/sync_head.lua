@@ -28,6 +28,14 @@ local function publish(channel, commands, message)
   end
 end
 
+-- Tells a semaphore's waiters its new count, when there is something to take: a count at or below
+-- 0 wakes nobody (and Redisson's waiters throw on one).
+local function publish_count(channel, commands, count)
+  if tonumber(count) > 0 then
+    publish(channel, commands, count)
+  end
+end
+
 -- A permit-expirable semaphore's permits whose expiry is at or before `now` go back to the
 -- count, and waiters hear the new count: what every script on its data does first, whoever's
 -- permits they are.
@@ -39,10 +47,7 @@ local function reclaim(count_key, timeouts, channel, commands, now)
   for first = 1, #expired, 1000 do
     redis.call('zrem', timeouts, unpack(expired, first, math.min(first + 999, #expired)))
   end
-  local value = redis.call('incrby', count_key, #expired)
-  if value > 0 then
-    publish(channel, commands, value)
-  end
+  publish_count(channel, commands, redis.call('incrby', count_key, #expired))
 end
 
 -- A semaphore that was never given permits: refused, unless the caller waits for it as for 0.
