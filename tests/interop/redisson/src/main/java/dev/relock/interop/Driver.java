@@ -70,10 +70,13 @@ import org.redisson.config.SingleServerConfig;
  * tests/interop/README.md for the protocol.
  *
  * Besides locks it drives RBlockingQueue and RDelayedQueue (the q* and d* commands, see "Queues"
- * below), always with StringCodec, so a value is the same bytes relock reads and writes.
+ * below), always with StringCodec, so a value is the same bytes relock reads and writes, and
+ * RSemaphore, RPermitExpirableSemaphore and RCountDownLatch (the s*, p* and l* commands, in
+ * Synchronizers.java).
  *
- * The source compiles against Redisson 3.18.1 and 4.x alike; the only API that exists in one and
- * not the other (the fenced lock) is reached by reflection.
+ * The source compiles against Redisson 3.18.1 and 4.x alike; the APIs that exist in 4.x only (the
+ * fenced lock; RPermitExpirableSemaphore's acquiredPermits, getLeaseTime and setPermits) are
+ * reached by reflection.
  */
 public final class Driver {
 
@@ -99,6 +102,14 @@ public final class Driver {
   interface Handler {
     Object run(String[] args) throws Exception;
   }
+
+  /**
+   * A handler's result that is not ready yet: the reply is written when `stage` completes (its
+   * value, or its exception), with end_ns taken then, while the owner's thread goes on with its
+   * next command at once. For Redisson's async calls (awaitAsync...), so one owner can have
+   * several of them waiting.
+   */
+  record Deferred(java.util.concurrent.CompletionStage<?> stage) {}
 
   private static final String USAGE =
       "usage: java -jar relock-redisson-driver.jar --url redis://127.0.0.1:PORT"
@@ -642,6 +653,11 @@ public final class Driver {
     } catch (Throwable e) {
       error = e;
     }
+    if (error == null && result instanceof Deferred deferred) {
+      deferred.stage().whenComplete(
+          (value, failure) -> reply(id, owner, cmd, value, failure, start, System.nanoTime()));
+      return;
+    }
     long end = System.nanoTime();
     reply(id, owner, cmd, result, error, start, end);
   }
@@ -682,7 +698,15 @@ public final class Driver {
       t = t.getCause();
     }
     String message = t.getMessage();
-    return t.getClass().getSimpleName() + ": " + (message == null ? "" : message);
+    String text = t.getClass().getSimpleName() + ": " + (message == null ? "" : message);
+    // Redisson wraps an exception thrown in its own completion code (RPermitExpirableSemaphore's
+    // release of an unknown id) in a RedisException "Unexpected exception while processing
+    // command": name the cause too.
+    Throwable cause = t.getCause();
+    if (t instanceof org.redisson.client.RedisException && cause != null && cause != t) {
+      text += " (caused by " + describe(cause) + ")";
+    }
+    return text;
   }
 
   private void shutdown() {
@@ -838,6 +862,7 @@ public final class Driver {
       need(a, 1, 1, "dsize DEST");
       return delayedQueue(a[0]).size();
     });
+    Synchronizers.register(handlers, redisson, redissonVersion);
     handlers.put("sleep", a -> {
       need(a, 1, 1, "sleep MS");
       Thread.sleep(millis(a[0], "MS"));
@@ -891,13 +916,13 @@ public final class Driver {
     }
   }
 
-  private static void need(String[] a, int min, int max, String usage) {
+  static void need(String[] a, int min, int max, String usage) {
     if (a.length < min || a.length > max) {
       throw new UsageException("bad arguments; usage: " + usage);
     }
   }
 
-  private static long millis(String text, String what) {
+  static long millis(String text, String what) {
     try {
       return Long.parseLong(text);
     } catch (NumberFormatException e) {
@@ -905,7 +930,7 @@ public final class Driver {
     }
   }
 
-  private static long count(String text, String what) {
+  static long count(String text, String what) {
     long v = millis(text, what);
     if (v < 0) {
       throw new UsageException(what + " must be >= 0, got " + v);
@@ -1044,7 +1069,7 @@ public final class Driver {
   }
 
   @SuppressWarnings("unchecked")
-  private static <T extends Throwable> RuntimeException sneaky(Throwable t) throws T {
+  static <T extends Throwable> RuntimeException sneaky(Throwable t) throws T {
     throw (T) t;
   }
 }
