@@ -250,11 +250,12 @@ TEST(count_down_latch, a_stop_request_cancels_an_await) {
   EXPECT_EQ(awaiting.get(), errc::cancelled);
 
   std::stop_source async_stop;
-  auto async_awaiting = latch.async_await(std::nullopt, async_stop.get_token(), asio::use_future);
+  auto async_awaiting = async_error<bool>(
+      [&](auto h) { latch.async_await(std::nullopt, async_stop.get_token(), h); });
   ASSERT_TRUE(wait_until([&] { return subscribed(raw, channel); }, 5s));
   async_stop.request_stop();
   ASSERT_EQ(async_awaiting.wait_for(5s), std::future_status::ready);
-  EXPECT_EQ(error_of([&] { async_awaiting.get(); }), errc::cancelled);
+  EXPECT_EQ(async_awaiting.get(), errc::cancelled);
   EXPECT_EQ(raw.command({"GET", "latch"}).str, "1");
 }
 
@@ -271,7 +272,7 @@ TEST(count_down_latch, bad_input_is_refused_and_changes_nothing) {
   EXPECT_EQ(raw.command({"EXISTS", "latch"}).integer, 0);
   ASSERT_TRUE(latch.try_set_count(1));
   EXPECT_EQ(error_of([&] { latch.await(-1ms); }), errc::invalid_argument);
-  EXPECT_EQ(error_of([&] { latch.async_await(-1ms, {}, asio::use_future).get(); }),
+  EXPECT_EQ(async_error_of<bool>([&](auto h) { latch.async_await(-1ms, {}, h); }),
             errc::invalid_argument);
   EXPECT_EQ(raw.command({"GET", "latch"}).str, "1");
 
@@ -281,8 +282,8 @@ TEST(count_down_latch, bad_input_is_refused_and_changes_nothing) {
   EXPECT_EQ(error_of([&] { typed.count_down(); }), errc::wrong_type);
   EXPECT_EQ(error_of([&] { typed.count(); }), errc::wrong_type);
   EXPECT_EQ(error_of([&] { typed.await(1s); }), errc::wrong_type);
-  EXPECT_EQ(error_of([&] { typed.async_await(1s, {}, asio::use_future).get(); }), errc::wrong_type);
-  EXPECT_EQ(error_of([&] { typed.async_count_down(asio::use_future).get(); }), errc::wrong_type);
+  EXPECT_EQ(async_error_of<bool>([&](auto h) { typed.async_await(1s, {}, h); }), errc::wrong_type);
+  EXPECT_EQ(async_error_of<>([&](auto h) { typed.async_count_down(h); }), errc::wrong_type);
   EXPECT_EQ(error_of([&] { typed.delete_latch(); }), errc::wrong_type);
   EXPECT_EQ(raw.command({"TYPE", "hashed"}).str, "hash");
   const auto fields = raw.command({"HGETALL", "hashed"});

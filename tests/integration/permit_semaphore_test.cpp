@@ -279,7 +279,7 @@ TEST(permit_semaphore, release_of_an_unknown_permit_is_not_owner_and_of_an_expir
   const std::string unknown = "00112233445566778899aabbccddeeff";
   EXPECT_EQ(error_of([&] { sem.release(unknown); }), errc::not_owner);
   EXPECT_FALSE(sem.try_release(unknown));
-  EXPECT_EQ(error_of([&] { sem.async_release(unknown, asio::use_future).get(); }), errc::not_owner);
+  EXPECT_EQ(async_error_of<>([&](auto h) { sem.async_release(unknown, h); }), errc::not_owner);
   EXPECT_EQ(raw.command({"GET", "pes"}).str, "1");
   EXPECT_EQ(raw.command({"EXISTS", timeout_key}).integer, 0);
 

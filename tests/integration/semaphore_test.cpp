@@ -313,7 +313,7 @@ TEST(semaphore, acquiring_from_a_name_holding_nothing_is_not_initialized_unless_
   const auto started = steady::now();
   EXPECT_EQ(error_of([&] { sem.try_acquire(1, 5s); }), errc::not_initialized);
   EXPECT_LT(steady::now() - started, 1s) << "it waited instead of failing";
-  EXPECT_EQ(error_of([&] { sem.async_acquire(2, 5s, {}, asio::use_future).get(); }),
+  EXPECT_EQ(async_error_of<bool>([&](auto h) { sem.async_acquire(2, 5s, {}, h); }),
             errc::not_initialized);
   EXPECT_EQ(raw.command({"EXISTS", "absent"}).integer, 0);
   EXPECT_EQ(sem.available_permits(), 0);
@@ -439,11 +439,12 @@ TEST(semaphore, a_stop_request_cancels_a_waiting_acquire_and_takes_nothing) {
   EXPECT_EQ(waiting.get(), errc::cancelled);
 
   std::stop_source async_stop;
-  auto async_waiting = sem.async_acquire(2, std::nullopt, async_stop.get_token(), asio::use_future);
+  auto async_waiting = async_error<bool>(
+      [&](auto h) { sem.async_acquire(2, std::nullopt, async_stop.get_token(), h); });
   ASSERT_TRUE(subscribers_reach(raw, channel_of("sem"), 1));
   async_stop.request_stop();
   ASSERT_EQ(async_waiting.wait_for(5s), std::future_status::ready);
-  EXPECT_EQ(error_of([&] { async_waiting.get(); }), errc::cancelled);
+  EXPECT_EQ(async_waiting.get(), errc::cancelled);
 
   EXPECT_EQ(raw.command({"GET", "sem"}).str, "1");
   EXPECT_TRUE(sem.try_acquire(1));  // the stopped waiters left the permit for others
@@ -466,15 +467,14 @@ TEST(semaphore, bad_input_is_refused_and_changes_nothing) {
     EXPECT_EQ(error_of([&] { sem.try_acquire(bad); }), errc::invalid_argument) << bad;
     EXPECT_EQ(error_of([&] { sem.try_acquire(bad, 1s); }), errc::invalid_argument) << bad;
     EXPECT_EQ(error_of([&] { sem.release(bad); }), errc::invalid_argument) << bad;
-    EXPECT_EQ(error_of([&] { sem.async_acquire(bad, 1s, {}, asio::use_future).get(); }),
+    EXPECT_EQ(async_error_of<bool>([&](auto h) { sem.async_acquire(bad, 1s, {}, h); }),
               errc::invalid_argument)
         << bad;
-    EXPECT_EQ(error_of([&] { sem.async_release(bad, asio::use_future).get(); }),
-              errc::invalid_argument)
+    EXPECT_EQ(async_error_of<>([&](auto h) { sem.async_release(bad, h); }), errc::invalid_argument)
         << bad;
   }
   EXPECT_EQ(error_of([&] { sem.try_acquire(1, -1ms); }), errc::invalid_argument);
-  EXPECT_EQ(error_of([&] { sem.async_acquire(1, -1ms, {}, asio::use_future).get(); }),
+  EXPECT_EQ(async_error_of<bool>([&](auto h) { sem.async_acquire(1, -1ms, {}, h); }),
             errc::invalid_argument);
   EXPECT_EQ(raw.command({"GET", "sem"}).str, "2");
 
@@ -488,7 +488,7 @@ TEST(semaphore, bad_input_is_refused_and_changes_nothing) {
   EXPECT_EQ(error_of([&] { typed.drain_permits(); }), errc::wrong_type);
   EXPECT_EQ(error_of([&] { typed.try_set_permits(3); }), errc::wrong_type);
   EXPECT_EQ(error_of([&] { typed.add_permits(3); }), errc::wrong_type);
-  EXPECT_EQ(error_of([&] { typed.async_acquire(1, 1s, {}, asio::use_future).get(); }),
+  EXPECT_EQ(async_error_of<bool>([&](auto h) { typed.async_acquire(1, 1s, {}, h); }),
             errc::wrong_type);
   auto waiting_typed = client.semaphore("hashed", {.wait_when_absent = true});
   EXPECT_EQ(error_of([&] { waiting_typed.try_acquire(1, 1s); }), errc::wrong_type);
