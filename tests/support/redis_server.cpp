@@ -110,10 +110,18 @@ bool redis_server::answers_as_ours() {
   try {
     raw_client probe(host_, port_, options_.password, options_.acl_user, 250ms);
     auto info = probe.command({"INFO", "server"});
-    return info.is_string() &&
-           info.str.find("process_id:" + std::to_string(pid()) + "\r\n") != std::string::npos;
+    if (!info.is_string() ||
+        info.str.find("process_id:" + std::to_string(pid()) + "\r\n") == std::string::npos) {
+      return false;
+    }
+    // INFO is answered while the server still loads its data (an AOF on restart: Redis serves
+    // clients between chunks of the load), but every write is refused with -LOADING until it
+    // ends. Ready means loaded. (Whole line: "async_loading:0" ends the same way.)
+    auto persistence = probe.command({"INFO", "persistence"});
+    return persistence.is_string() &&
+           persistence.str.find("\r\nloading:0\r\n") != std::string::npos;
   } catch (const std::runtime_error&) {
-    return false;  // not listening yet, or still loading
+    return false;  // not listening yet
   }
 }
 
