@@ -160,6 +160,12 @@ result run_multi_lock(const options& o);
 // elements/s with delays over 0-2 s.
 result run_queue(const options& o);
 result run_queue_delayed(const options& o);
+// semaphore (semaphore.cpp): T threads acquire(1) / release(1) on one Semaphore of T/2 permits.
+result run_semaphore(const options& o);
+// latch (latch.cpp): T awaiters on one CountDownLatch, opened by a coordinator, round after
+// round; latch-ceiling, the same rounds with a raw PUBLISH to T raw SUBSCRIBE connections.
+result run_latch(const options& o);
+result run_latch_ceiling(const options& o);
 
 // The scenario whose names and loops a deployment's scenario reuses: "cluster-n-locks" ->
 // "n-locks", any other -> itself.

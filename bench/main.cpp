@@ -32,6 +32,12 @@ const std::map<std::string, scenario_fn> scenarios = {
     {"queue", relock_bench::run_queue},
     // DelayedQueue: lateness at 1,000 elements/s, delays over 0-2 s.
     {"queue-delayed", relock_bench::run_queue_delayed},
+    // Semaphore: --threads T acquire(1) + release(1) pairs on T/2 permits.
+    {"semaphore", relock_bench::run_semaphore},
+    // CountDownLatch: --threads T awaiters, a coordinator opening it round after round.
+    {"latch", relock_bench::run_latch},
+    // bench/run's ceiling for latch: the same rounds over raw PUBLISH / SUBSCRIBE connections.
+    {"latch-ceiling", relock_bench::run_latch_ceiling},
 };
 
 int usage(const char* why) {
@@ -46,6 +52,8 @@ int usage(const char* why) {
                "           multi-3 (--url URL, or URL1,URL2,URL3: one member per server)\n"
                "           cluster-n-locks (n-locks; give a redis-cluster:// URL)\n"
                "           queue (--threads T: T/2 producers, the rest consumers) queue-delayed\n"
+               "           semaphore (--threads T on T/2 permits) latch (--threads T awaiters)\n"
+               "           latch-ceiling (latch's rounds on raw PUBLISH / SUBSCRIBE)\n"
                "prints one JSON line; exit 0 done, 1 failed, 2 bad usage\n");
   return 2;
 }

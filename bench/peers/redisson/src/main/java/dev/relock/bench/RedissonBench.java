@@ -26,6 +26,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -37,11 +38,13 @@ import dev.relock.json.Json;
 import org.redisson.Redisson;
 import org.redisson.RedissonMultiLock;
 import org.redisson.api.RBlockingQueue;
+import org.redisson.api.RCountDownLatch;
 import org.redisson.api.RDelayedQueue;
 import org.redisson.api.RFencedLock;
 import org.redisson.api.RList;
 import org.redisson.api.RLock;
 import org.redisson.api.RReadWriteLock;
+import org.redisson.api.RSemaphore;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.BaseConfig;
@@ -74,7 +77,10 @@ import org.redisson.config.SingleServerConfig;
  * redis:// URLs separated by commas (member i on server i, one RedissonClient per server; the
  * probe sums over the servers). queue is offer + take pairs on an RBlockingQueue (StringCodec)
  * with T/2 producer threads and the other consumers; queue-delayed is an RDelayedQueue's
- * lateness at 1,000 elements/s with delays over 0-2 s (both as bench/queue.cpp).
+ * lateness at 1,000 elements/s with delays over 0-2 s (both as bench/queue.cpp). semaphore is
+ * T threads looping acquire() + release() on one RSemaphore of T/2 permits (bench/semaphore.cpp);
+ * latch is T awaiters on one RCountDownLatch that a coordinator opens round after round, each
+ * await()'s return timed from the clock before countDown() (bench/latch.cpp).
  * Each mirrors its C++ twin in bench/*.cpp line by line: the same lock names, the same loops,
  * the same count bounds (per thread) and time bounds, the same grace before a blocked lock() is
  * cancelled (here: Thread.interrupt on lockInterruptibly()), the same server probe (CONFIG
@@ -126,6 +132,8 @@ public final class RedissonBench {
           + "           queue (RBlockingQueue, StringCodec; --threads T: T/2 producers, the rest"
           + " consumers)\n"
           + "           queue-delayed (RDelayedQueue over an RBlockingQueue, StringCodec)\n"
+          + "           semaphore (RSemaphore; --threads T on T/2 permits)\n"
+          + "           latch (RCountDownLatch; --threads T awaiters)\n"
           + "prints one JSON line; exit 0 done, 1 failed, 2 bad usage";
 
   // ------------------------------------------------------------------------------------------
@@ -311,6 +319,15 @@ public final class RedissonBench {
           nodes.size() > 1 ? byNode.toString() : null);
     }
 
+    /** PUBSUB NUMSUB channel on the first node: the subscribers the server lists. */
+    long numsub(String channel) throws IOException {
+      Object r = nodes.get(0).command("PUBSUB", "NUMSUB", channel);
+      if (!(r instanceof List<?> l) || l.size() != 2 || !(l.get(1) instanceof Long n)) {
+        throw new IOException("probe: PUBSUB NUMSUB: unexpected reply " + r);
+      }
+      return n;
+    }
+
     private static String infoValue(String text, String field) {
       for (String l : text.split("\r\n|\n")) {
         if (l.startsWith(field + ":")) {
@@ -392,6 +409,17 @@ public final class RedissonBench {
             }
             byte[] data = in.readNBytes(len + 2);
             return new String(data, 0, len, StandardCharsets.UTF_8);
+          }
+          case '*': {
+            int len = Integer.parseInt(body);
+            if (len < 0) {
+              return null;
+            }
+            List<Object> items = new ArrayList<>();
+            for (int i = 0; i < len; i++) {
+              items.add(reply(what));
+            }
+            return items;
           }
           default:
             throw new IOException("probe: " + address + ": " + what + ": unexpected reply " + l);
@@ -1653,6 +1681,322 @@ public final class RedissonBench {
   }
 
   // ------------------------------------------------------------------------------------------
+  // semaphore: as bench/semaphore.cpp. T threads on one RSemaphore (bench:semaphore) of T/2
+  // permits, set afresh (delete + trySetPermits); each loops acquire() + release() for the window,
+  // holding nothing in between. pairs_per_s counts the pairs begun inside the window; wait is the
+  // acquire() call, pair the acquire + release. Checks: never more than T/2 holders at once
+  // (overlaps), every permit back afterwards (permits_lost). An acquire() still waiting 3 s after
+  // the window is interrupted. The warm-up runs on a name of its own (bench:semaphore:warmup).
+
+  Result semaphore(double seconds, Probe probe) throws Exception {
+    final int threads = o.threads;
+    final int permits = Math.max(1, threads / 2);
+    final String name = probe == null ? "bench:semaphore:warmup" : "bench:semaphore";
+    final RSemaphore semaphore = client.getSemaphore(name);
+    semaphore.delete();
+    if (!semaphore.trySetPermits(permits)) {
+      throw new IllegalStateException("semaphore: trySetPermits(" + permits + ") refused");
+    }
+    final long maxPairsPerThread = 1_000_000;
+    final Samples[] wait = new Samples[threads];
+    final Samples[] pair = new Samples[threads];
+    final long[] pairs = new long[threads];
+    final RSemaphore[] sems = new RSemaphore[threads];
+    for (int t = 0; t < threads; ++t) {
+      wait[t] = new Samples();
+      pair[t] = new Samples();
+      sems[t] = client.getSemaphore(name);  // every thread its own object, as relock's
+    }
+    final AtomicInteger holders = new AtomicInteger();
+    final AtomicInteger mostHolders = new AtomicInteger();
+    final AtomicLong overlaps = new AtomicLong();
+    final AtomicLong cancelled = new AtomicLong();
+    final AtomicLong errors = new AtomicLong();
+    final Measured w = runWorkers("semaphore", seconds, probe, (me, end) -> {
+      final RSemaphore sem = sems[me];
+      for (long now = System.nanoTime(); pairs[me] < maxPairsPerThread && now - end < 0;
+          ++pairs[me]) {
+        try {
+          sem.acquire();
+        } catch (InterruptedException e) {
+          cancelled.incrementAndGet();
+          break;
+        } catch (RuntimeException e) {
+          errors.incrementAndGet();
+          break;
+        }
+        final long acquired = System.nanoTime();
+        wait[me].add(acquired - now);
+        final int inside = holders.incrementAndGet();
+        if (inside > permits) {
+          overlaps.incrementAndGet();
+        }
+        mostHolders.accumulateAndGet(inside, Math::max);
+        holders.decrementAndGet();
+        try {
+          sem.release();
+        } catch (RuntimeException e) {
+          errors.incrementAndGet();
+        }
+        final long after = System.nanoTime();
+        pair[me].add(after - now);
+        now = after;
+      }
+    });
+    final long available = semaphore.availablePermits();
+    if (w == null) {
+      semaphore.delete();
+      return null;
+    }
+
+    Samples waits = Samples.merged(wait);
+    Samples all = Samples.merged(pair);
+    long total = Arrays.stream(pairs).sum();
+    Result r = makeResult();
+    r.set("pairs_per_s", total / w.window())
+        .set("pair_p50_us", all.percentileUs(0.50))
+        .set("pair_p99_us", all.percentileUs(0.99))
+        .set("pair_max_us", all.maxUs())
+        .set("wait_p50_us", waits.percentileUs(0.50))
+        .set("wait_p99_us", waits.percentileUs(0.99))
+        .set("wait_max_us", waits.maxUs())
+        .set("threads", (long) threads)
+        .set("permits", (long) permits)
+        .set("pairs", total)
+        .set("most_holders", (long) mostHolders.get())
+        .set("overlaps", overlaps.get())
+        .set("permits_lost", permits - available)
+        .set("cancelled", cancelled.get())
+        .set("errors", errors.get());
+    addCommon(r, w.window(), w.cpu(), w.server(), total);
+    return r;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // latch: as bench/latch.cpp. T awaiter threads and a coordinator (this thread) share the client
+  // and one RCountDownLatch (bench:latch). Each round: trySetCount(1), the awaiters go, each
+  // counts itself in and calls await(); once all T have, the coordinator polls PUBSUB NUMSUB on
+  // redisson_countdownlatch__channel__{bench:latch} (a raw connection of its own) until the
+  // server lists a subscriber (setup), idles LATCH_MARGIN more, notes the clock and calls
+  // countDown(); each awaiter notes the clock as await() returns (wake). Checks: early (returned
+  // before countDown), late (over 100 ms), stuck (not all back 3 s after countDown: the rounds
+  // end, the awaiters are interrupted), unsubscribed (no subscriber listed within 1 s),
+  // set_failed (trySetCount found the latch closed). The warm-up runs on bench:latch:warmup.
+
+  static final long LATCH_MARGIN = TimeUnit.MILLISECONDS.toNanos(5);
+  static final long LATCH_LATE = TimeUnit.MILLISECONDS.toNanos(100);
+  static final long LATCH_ROUND_DEADLINE = TimeUnit.SECONDS.toNanos(3);
+  static final long LATCH_SETUP_DEADLINE = TimeUnit.SECONDS.toNanos(1);
+  static final long LATCH_MAX_ROUNDS = 100_000;
+
+  Result latch(double seconds, Probe probe) throws Exception {
+    final int awaiters = o.threads;
+    final String name = probe == null ? "bench:latch:warmup" : "bench:latch";
+    final String channel = "redisson_countdownlatch__channel__{" + name + "}";
+    final RCountDownLatch coordinator = client.getCountDownLatch(name);
+    coordinator.delete();
+    final RCountDownLatch[] latches = new RCountDownLatch[awaiters];
+    for (int t = 0; t < awaiters; ++t) {
+      latches[t] = client.getCountDownLatch(name);  // every thread its own object
+    }
+    final ReentrantLock m = new ReentrantLock();
+    final Condition roundChanged = m.newCondition();
+    final Condition counted = m.newCondition();
+    final long[] round = {0};  // under m: the round the awaiters may start; -1: stop
+    final long[] called = {0};  // under m
+    final long[] returned = {0};  // under m
+    final AtomicLongArray returnedAt = new AtomicLongArray(awaiters);
+    final AtomicLong errors = new AtomicLong();
+    final AtomicLong cancelled = new AtomicLong();
+    List<Thread> threads = new ArrayList<>();
+    for (int t = 0; t < awaiters; ++t) {
+      final int me = t;
+      threads.add(start("latch-awaiter-" + me, () -> {
+        for (long r = 1; ; ++r) {
+          m.lock();
+          try {
+            while (round[0] >= 0 && round[0] < r) {
+              roundChanged.await();
+            }
+            if (round[0] < 0) {
+              return;
+            }
+            if (++called[0] == awaiters * r) {
+              counted.signalAll();
+            }
+          } catch (InterruptedException e) {
+            return;
+          } finally {
+            m.unlock();
+          }
+          boolean gone = false;
+          try {
+            latches[me].await();
+          } catch (InterruptedException e) {
+            cancelled.incrementAndGet();
+            gone = true;
+          } catch (RuntimeException e) {
+            errors.incrementAndGet();
+          }
+          returnedAt.set(me, System.nanoTime());
+          m.lock();
+          try {
+            if (++returned[0] == awaiters * r) {
+              counted.signalAll();
+            }
+          } finally {
+            m.unlock();
+          }
+          if (gone) {
+            return;
+          }
+        }
+      }));
+    }
+
+    final Samples wake = new Samples();
+    final Samples allOpen = new Samples();
+    final Samples openCall = new Samples();
+    final Samples setup = new Samples();
+    long rounds = 0;
+    long early = 0;
+    long late = 0;
+    long stuck = 0;
+    long unsubscribed = 0;
+    long setFailed = 0;
+    long polls = 0;
+    Probe.Window server = null;
+    double window;
+    double cpu;
+    try (Probe watch = new Probe(o.url)) {
+      if (probe != null) {
+        probe.start();
+      }
+      final double cpu0 = processCpuSeconds();
+      final long t0 = System.nanoTime();
+      final long end = t0 + seconds(seconds);
+      for (long r = 1; r <= LATCH_MAX_ROUNDS && System.nanoTime() - end < 0; ++r) {
+        if (!coordinator.trySetCount(1)) {
+          ++setFailed;
+        }
+        m.lock();
+        try {
+          round[0] = r;
+          roundChanged.signalAll();
+          long left = LATCH_ROUND_DEADLINE;
+          while (called[0] < awaiters * r && left > 0) {
+            left = counted.awaitNanos(left);
+          }
+          if (called[0] < awaiters * r) {
+            ++stuck;
+            break;
+          }
+        } finally {
+          m.unlock();
+        }
+        final long allCalled = System.nanoTime();
+        boolean seen = false;
+        while (System.nanoTime() - (allCalled + LATCH_SETUP_DEADLINE) < 0) {
+          ++polls;
+          if (seen = watch.numsub(channel) >= 1) {
+            break;
+          }
+        }
+        if (seen) {
+          setup.add(System.nanoTime() - allCalled);
+        } else {
+          ++unsubscribed;
+        }
+        sleepAtLeast(LATCH_MARGIN);
+        final long opened = System.nanoTime();
+        coordinator.countDown();
+        openCall.add(System.nanoTime() - opened);
+        m.lock();
+        try {
+          long left = opened + LATCH_ROUND_DEADLINE - System.nanoTime();
+          while (returned[0] < awaiters * r && left > 0) {
+            left = counted.awaitNanos(left);
+          }
+          if (returned[0] < awaiters * r) {
+            ++stuck;
+            break;
+          }
+        } finally {
+          m.unlock();
+        }
+        ++rounds;
+        long last = 0;
+        for (int t = 0; t < awaiters; ++t) {
+          final long d = returnedAt.get(t) - opened;
+          if (d < 0) {
+            ++early;
+            continue;
+          }
+          wake.add(d);
+          if (d > LATCH_LATE) {
+            ++late;
+          }
+          last = Math.max(last, d);
+        }
+        allOpen.add(last);
+      }
+      window = (System.nanoTime() - t0) / 1e9;
+      cpu = processCpuSeconds() - cpu0;
+      if (probe != null) {
+        server = probe.stop();
+      }
+    } finally {
+      m.lock();
+      try {
+        round[0] = -1;
+        roundChanged.signalAll();
+      } finally {
+        m.unlock();
+      }
+      if (stuck > 0) {
+        for (Thread t : threads) {
+          t.interrupt();
+        }
+      }
+      for (Thread t : threads) {
+        t.join();
+      }
+    }
+    coordinator.delete();
+    if (probe == null) {
+      return null;
+    }
+
+    Result r = makeResult();
+    r.set("wake_p50_us", wake.percentileUs(0.50))
+        .set("wake_p99_us", wake.percentileUs(0.99))
+        .set("wake_max_us", wake.maxUs())
+        .set("all_open_p50_us", allOpen.percentileUs(0.50))
+        .set("all_open_p99_us", allOpen.percentileUs(0.99))
+        .set("open_call_p50_us", openCall.percentileUs(0.50))
+        .set("open_call_p99_us", openCall.percentileUs(0.99))
+        .set("setup_p50_us", setup.percentileUs(0.50))
+        .set("setup_p99_us", setup.percentileUs(0.99))
+        .set("setup_max_us", setup.maxUs())
+        .set("margin_us", LATCH_MARGIN / 1000)
+        .set("awaiters", (long) awaiters)
+        .set("rounds", rounds)
+        .set("wakeups", (long) wake.count())
+        .set("early", early)
+        .set("late", late)
+        .set("stuck", stuck)
+        .set("unsubscribed", unsubscribed)
+        .set("set_failed", setFailed)
+        .set("numsub_polls", polls)
+        .set("cancelled", cancelled.get())
+        .set("errors", errors.get())
+        .set("lib_calls_per_round", rounds > 0 ? (double) (server.calls() - polls) / rounds
+            : Double.NaN);
+    addCommon(r, window, cpu, server, rounds);
+    return r;
+  }
+
+  // ------------------------------------------------------------------------------------------
   // Start-up
 
   static String redissonVersion() {
@@ -1901,12 +2245,12 @@ public final class RedissonBench {
     if (o.scenario == null
         || !List.of("uncontended", "n-locks", "one-lock", "handoff", "rw-read", "rw-mixed",
             "cluster-n-locks", "fair-handoff", "fenced-uncontended", "multi-3", "queue",
-            "queue-delayed")
+            "queue-delayed", "semaphore", "latch")
             .contains(o.scenario)) {
       throw new UsageException("many-held".equals(o.scenario)
           ? "many-held is relock's own scenario; the Redisson peer runs uncontended, n-locks,"
               + " one-lock, handoff, rw-read, rw-mixed, cluster-n-locks, fair-handoff,"
-              + " fenced-uncontended, multi-3, queue and queue-delayed"
+              + " fenced-uncontended, multi-3, queue, queue-delayed, semaphore and latch"
           : "unknown scenario '" + o.scenario + "'");
     }
     if (!(o.seconds > 0 && o.seconds <= 600) || o.threads < 1 || o.threads > 256 || o.locks < 1
@@ -1963,6 +2307,8 @@ public final class RedissonBench {
         case "multi-3" -> bench::multi3;
         case "queue" -> bench::queue;
         case "queue-delayed" -> bench::queueDelayed;
+        case "semaphore" -> bench::semaphore;
+        case "latch" -> bench::latch;
         default -> throw new IllegalStateException(o.scenario);
       };
       try (Probe probe = new Probe(urls.size() == 1 ? o.url : probeUrl(urls))) {
