@@ -24,14 +24,7 @@ void await_open(const std::shared_ptr<detail::client_core>& core, const std::str
   if (wait && wait->count() < 0) {
     return done(errc::invalid_argument, {.detail = "a wait must be >= 0"});
   }
-  detail::acquire_request r;
-  r.key = key;
-  r.channel = channel;
-  r.waiter_channel = channel;
-  r.wait = wait ? wait->count() > 0 : true;
-  if (wait) r.deadline = std::chrono::steady_clock::now() + *wait;
-  r.stop = std::move(stop);
-  r.kind = &detail::latch_kind;
+  auto r = detail::sync_acquire_request(key, channel, wait, std::move(stop), detail::latch_kind);
   detail::start_acquire(core, std::move(r), std::move(done));
 }
 

@@ -49,22 +49,17 @@ void acquire_permit(const std::shared_ptr<detail::client_core>& core, const std:
       (options.wait && options.wait->count() < 0)) {
     return done(errc::invalid_argument, {.detail = "a lease must be > 0 and a wait >= 0"});
   }
-  detail::acquire_request r;
-  r.key = key;
-  r.channel = channel;
-  r.waiter_channel = channel;
+  auto r = detail::sync_acquire_request(key, channel, options.wait, std::move(options.stop),
+                                        wait_when_absent
+                                            ? detail::permit_semaphore_waiting_when_absent_kind
+                                            : detail::permit_semaphore_kind);
   // The permit's id is its owner: every try of this acquire offers the same one, so a try that
   // runs twice never takes a second permit.
   r.owner = objects::random_request_id();
   r.field = r.owner;
   r.watchdog = !options.lease;
   r.lease = options.lease.value_or(core->settings().watchdog_lease);
-  r.wait = options.wait ? options.wait->count() > 0 : true;
-  if (options.wait) r.deadline = std::chrono::steady_clock::now() + *options.wait;
-  r.stop = std::move(options.stop);
   r.on_lost = std::move(options.on_lost);
-  r.kind = wait_when_absent ? &detail::permit_semaphore_waiting_when_absent_kind
-                            : &detail::permit_semaphore_kind;
   std::string id = r.owner;
   detail::start_acquire(core, std::move(r),
                         [done = std::move(done), id = std::move(id)](
@@ -159,15 +154,10 @@ bool PermitExpirableSemaphore::try_release(std::string_view permit_id) {
 namespace {
 
 std::int64_t admin(detail::client_core& core, const std::string& key, const std::string& channel,
-                   const char* op, std::int64_t n, const std::string& what,
+                   const char* op, std::int64_t n, const std::string& name,
                    std::string raw_id = {}) {
-  std::vector<std::string> args{op, std::to_string(n), core.publish_command(),
-                                std::to_string(detail::wall_clock_ms())};
-  if (!raw_id.empty()) args.push_back(std::move(raw_id));
-  return detail::eval_blocking(core, detail::sync_scripts::semaphore_admin,
-                               {key, channel, objects::semaphore_timeout_key(key)}, std::move(args),
-                               what)
-      .integer;
+  return detail::semaphore_admin(core, key, channel, op, n, "semaphore '" + name + "'",
+                                 objects::semaphore_timeout_key(key), std::move(raw_id));
 }
 
 }  // namespace
@@ -185,31 +175,30 @@ bool PermitExpirableSemaphore::update_lease(std::string_view permit_id,
       done();
     });
   });
-  return admin(*core_, key_, channel_, "lease", ms.count(), "semaphore '" + name_ + "'",
-               *objects::from_hex(id)) == 1;
+  return admin(*core_, key_, channel_, "lease", ms.count(), name_, *objects::from_hex(id)) == 1;
 }
 
 std::int64_t PermitExpirableSemaphore::available_permits() const {
-  return admin(*core_, key_, channel_, "available", 0, "semaphore '" + name_ + "'");
+  return admin(*core_, key_, channel_, "available", 0, name_);
 }
 
 std::int64_t PermitExpirableSemaphore::acquired_permits() const {
-  return admin(*core_, key_, channel_, "acquired", 0, "semaphore '" + name_ + "'");
+  return admin(*core_, key_, channel_, "acquired", 0, name_);
 }
 
 void PermitExpirableSemaphore::set_permits(std::int64_t permits) {
   detail::check_permits(permits, 0, "permits to set");
-  admin(*core_, key_, channel_, "set", permits, "semaphore '" + name_ + "'");
+  admin(*core_, key_, channel_, "set", permits, name_);
 }
 
 bool PermitExpirableSemaphore::try_set_permits(std::int64_t permits) {
   detail::check_permits(permits, 0, "permits to set");
-  return admin(*core_, key_, channel_, "try_set", permits, "semaphore '" + name_ + "'") == 1;
+  return admin(*core_, key_, channel_, "try_set", permits, name_) == 1;
 }
 
 void PermitExpirableSemaphore::add_permits(std::int64_t permits) {
   detail::check_permits(permits, -detail::max_permits, "permits to add");
-  admin(*core_, key_, channel_, "add", permits, "semaphore '" + name_ + "'");
+  admin(*core_, key_, channel_, "add", permits, name_);
 }
 
 }  // namespace relock

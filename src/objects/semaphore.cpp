@@ -27,14 +27,9 @@ void acquire_permits(const std::shared_ptr<detail::client_core>& core, const std
                 {.detail = "permits must be between 1 and " + std::to_string(detail::max_permits) +
                            ", and a wait >= 0"});
   }
-  detail::acquire_request r;
-  r.key = key;
-  r.channel = channel;
-  r.waiter_channel = channel;
-  r.wait = wait ? wait->count() > 0 : true;
-  if (wait) r.deadline = std::chrono::steady_clock::now() + *wait;
-  r.stop = std::move(stop);
-  r.kind = wait_when_absent ? &detail::semaphore_waiting_when_absent_kind : &detail::semaphore_kind;
+  auto r = detail::sync_acquire_request(
+      key, channel, wait, std::move(stop),
+      wait_when_absent ? detail::semaphore_waiting_when_absent_kind : detail::semaphore_kind);
   r.permits = permits;
   detail::start_acquire(core, std::move(r), std::move(done));
 }
@@ -111,32 +106,26 @@ void Semaphore::release(std::int64_t permits) {
 namespace {
 
 std::int64_t admin(detail::client_core& core, const std::string& key, const std::string& channel,
-                   const char* op, std::int64_t n, const std::string& what) {
-  return detail::eval_blocking(core, detail::sync_scripts::semaphore_admin, {key, channel},
-                               {op, std::to_string(n), core.publish_command(),
-                                std::to_string(detail::wall_clock_ms())},
-                               what)
-      .integer;
+                   const char* op, std::int64_t n, const std::string& name) {
+  return detail::semaphore_admin(core, key, channel, op, n, "semaphore '" + name + "'");
 }
 
 }  // namespace
 
 std::int64_t Semaphore::available_permits() const {
-  return admin(*core_, key_, channel_, "available", 0, "semaphore '" + name_ + "'");
+  return admin(*core_, key_, channel_, "available", 0, name_);
 }
 
-std::int64_t Semaphore::drain_permits() {
-  return admin(*core_, key_, channel_, "drain", 0, "semaphore '" + name_ + "'");
-}
+std::int64_t Semaphore::drain_permits() { return admin(*core_, key_, channel_, "drain", 0, name_); }
 
 bool Semaphore::try_set_permits(std::int64_t permits) {
   detail::check_permits(permits, 0, "permits to set");
-  return admin(*core_, key_, channel_, "try_set", permits, "semaphore '" + name_ + "'") == 1;
+  return admin(*core_, key_, channel_, "try_set", permits, name_) == 1;
 }
 
 void Semaphore::add_permits(std::int64_t permits) {
   detail::check_permits(permits, -detail::max_permits, "permits to add");
-  admin(*core_, key_, channel_, "add", permits, "semaphore '" + name_ + "'");
+  admin(*core_, key_, channel_, "add", permits, name_);
 }
 
 }  // namespace relock

@@ -6,6 +6,7 @@
 
 #include "objects/ids.hpp"
 #include "objects/naming.hpp"
+#include "objects/sync_scripts.hpp"
 #include "objects/sync_wait.hpp"
 
 namespace relock::detail {
@@ -44,6 +45,32 @@ resp::reply eval_blocking(client_core& core, const exec::script& s, std::vector<
   });
   if (ec) throw error(ec, what + ": " + (r.str.empty() ? ec.message() : r.str));
   return std::move(r);
+}
+
+acquire_request sync_acquire_request(const std::string& key, const std::string& channel,
+                                     std::optional<std::chrono::milliseconds> wait,
+                                     std::stop_token stop, const lock_kind& kind) {
+  acquire_request r;
+  r.key = key;
+  r.channel = channel;
+  r.waiter_channel = channel;
+  r.wait = wait ? wait->count() > 0 : true;
+  if (wait) r.deadline = std::chrono::steady_clock::now() + *wait;
+  r.stop = std::move(stop);
+  r.kind = &kind;
+  return r;
+}
+
+std::int64_t semaphore_admin(client_core& core, const std::string& key, const std::string& channel,
+                             const char* op, std::int64_t n, const std::string& what,
+                             const std::string& timeouts, std::string raw_id) {
+  std::vector<std::string> keys{key, channel};
+  if (!timeouts.empty()) keys.push_back(timeouts);
+  std::vector<std::string> args{op, std::to_string(n), core.publish_command(),
+                                std::to_string(wall_clock_ms())};
+  if (!raw_id.empty()) args.push_back(std::move(raw_id));
+  return eval_blocking(core, sync_scripts::semaphore_admin, std::move(keys), std::move(args), what)
+      .integer;
 }
 
 }  // namespace relock::detail

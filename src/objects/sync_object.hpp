@@ -3,13 +3,17 @@
 // administration script and wait for its reply.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "client_core.hpp"
 #include "exec/script.hpp"
+#include "objects/acquire_op.hpp"
 #include "resp/reply.hpp"
 
 namespace relock::detail {
@@ -32,5 +36,18 @@ void check_permits(std::int64_t n, std::int64_t min, const char* what);
 // (errc::wrong_type for a name holding something else).
 resp::reply eval_blocking(client_core& core, const exec::script& s, std::vector<std::string> keys,
                           std::vector<std::string> args, const std::string& what);
+
+// The waiting loop's request for a synchronizer's try of `kind` on `key`, its waiters listening
+// on `channel`: `wait` empty waits for ever, zero tries once.
+acquire_request sync_acquire_request(const std::string& key, const std::string& channel,
+                                     std::optional<std::chrono::milliseconds> wait,
+                                     std::stop_token stop, const lock_kind& kind);
+
+// A semaphore's administration (semaphore_admin.lua): `op` with `n`. A permit-expirable one
+// passes its expiry set `timeouts` (the script takes expired permits back first), and the
+// permit's id (16 bytes) for "lease".
+std::int64_t semaphore_admin(client_core& core, const std::string& key, const std::string& channel,
+                             const char* op, std::int64_t n, const std::string& what,
+                             const std::string& timeouts = {}, std::string raw_id = {});
 
 }  // namespace relock::detail
