@@ -23,7 +23,6 @@
 #include "exec/key_sweeper.hpp"
 #include "master_watch.hpp"
 #include "net/connection.hpp"
-#include "objects/take_back_book.hpp"
 #include "pubsub/channel_pair.hpp"
 #include "pubsub/subscriber.hpp"
 #include "pubsub/subscriber_set.hpp"
@@ -101,9 +100,6 @@ class client_core {
   pubsub::waiter_queues& waiters() { return *waiters_; }
   renewal::watchdog& watchdog() { return *watchdog_; }
   exec::key_sweeper& sweeper() { return *sweeper_; }
-  // Take-backs of lost tries on their way (I/O thread only): a new try of the same owner on the
-  // same key waits for them.
-  take_back_book& take_backs() { return take_backs_; }
   // PUBLISH or SPUBLISH, for the scripts (data-layout §1).
   const std::string& publish_command() const { return publish_command_; }
   // Whether a script's publish counts every listener of the channel: not with classic pub/sub
@@ -167,7 +163,6 @@ class client_core {
   std::string publish_command_;
   std::mutex tasks_mutex_;
   std::unordered_map<std::string, std::weak_ptr<void>> tasks_;
-  take_back_book take_backs_;
 };
 
 template <class... Rest>

@@ -88,33 +88,20 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   void send_try() {
     ++timer_generation_;  // a timer armed before this try no longer counts
     timer_.cancel();
-    // A take-back still on its way (resent after a lost connection, delayed on the wire) must
-    // not land after this try: it would release what the try grants. It may be this acquire's
-    // or an earlier one's by the same owner (take_back_book.hpp). The try goes once the
-    // take-backs are answered.
-    const take_back_book::id who{request_.key, request_.field};
-    if (core_->take_backs().pending(who)) {
+    // A take-back still on its way (resent after a lost connection) must not land after this
+    // try: it would release what the try grants. The try goes once the take-back is answered.
+    if (taking_back_ > 0) {
       try_after_take_back_ = true;
-      core_->take_backs().after(who, [self = shared_from_this()] {
-        if (!std::exchange(self->try_after_take_back_, false)) return;
-        ++self->timer_generation_;  // the deadline below no longer counts
-        self->send_try();
-      });
       // Redis may stay away for the whole wait: the deadline still ends it, as a try lost then.
-      // A single try waits as long as its command would have: then it timed out.
-      std::optional<steady::time_point> until = request_.deadline;
-      if (!request_.wait) until = steady::now() + core_->executor().command_timeout();
-      if (until) {
+      if (request_.deadline) {
         const unsigned generation = timer_generation_;
-        timer_.expires_at(*until);
+        timer_.expires_at(*request_.deadline);
         timer_.async_wait([self = shared_from_this(), generation](std::error_code) {
           if (generation != self->timer_generation_ ||
               !std::exchange(self->try_after_take_back_, false)) {
             return;
           }
-          self->last_detail_ = "an earlier try's take-back is not answered yet";
-          self->act(self->fsm_.failed(self->request_.wait ? errc::connection : errc::timeout,
-                                      /*outage=*/true, steady::now()));
+          self->act(self->fsm_.failed(errc::connection, /*outage=*/true, steady::now()));
         });
       }
       return;
@@ -123,8 +110,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     waiter_.signalled = false;  // a wake from now on means: something changed, try again
     sent_at_ = steady::now();   // the hold's validity counts from here: the script runs later
     const lock_kind& kind = *request_.kind;
-    // Every try of an ownerless kind has a latch of its own: a take-back of an earlier try
-    // undoes that try's grant only, whenever it lands.
+    // Every try of an ownerless kind has a latch of its own: the last one's take-back has been
+    // answered before this try goes (above), so the old latch is done with.
     if (kind.take_back != nullptr) {
       try_latch_ = objects::unlock_latch_key(request_.key, objects::random_request_id());
     }
@@ -223,18 +210,17 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     if (kind.ownerless && kind.take_back == nullptr) return;  // a try that changes nothing
     if (!kind.ownerless && core_->watchdog().held_by(request_.key, request_.field)) return;
     if (!std::exchange(try_unanswered_, false)) return;  // no try since the last take-back
-    // Only an owner's take-back can release a later try's grant: an ownerless one works under
-    // its own try's latch.
-    const bool ordered = !kind.ownerless;
-    const take_back_book::id who{request_.key, request_.field};
-    if (ordered) core_->take_backs().begin(who);
-    undo_try([self = shared_from_this(), ordered, who](std::error_code ec, std::string) {
+    ++taking_back_;
+    undo_try([self = shared_from_this()](std::error_code ec, std::string) {
       if (!ec) {
         self->core_->log(log_level::warning, "released '" + self->request_.key +
-                                                 "' taken by an acquire whose reply was lost");
+                                                 "' taken by an acquire whose reply "
+                                                 "was lost");
       }
-      if (!ordered) return;
-      for (auto& then : self->core_->take_backs().end(who)) then();
+      if (--self->taking_back_ == 0 && std::exchange(self->try_after_take_back_, false)) {
+        ++self->timer_generation_;  // the deadline above no longer counts
+        self->send_try();
+      }
     });
   }
 
@@ -356,7 +342,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   std::string token_;             // what the acquiring reply handed out (a kind with tokens)
   std::int64_t holds_ = 0;        // the owner's holds after it, when the kind's reply says
   steady::time_point sent_at_{};  // when the last try went out
-  bool try_after_take_back_ = false;  // a try waits for take-backs (take_back_book)
+  int taking_back_ = 0;           // take-back releases not answered yet
+  bool try_after_take_back_ = false;  // a try waits for them
   bool try_unanswered_ = false;       // a try went out and no take-back has covered it since
   std::string try_latch_;             // an ownerless kind's: the last try's latch
   std::optional<std::stop_callback<std::function<void()>>> stop_callback_;
