@@ -57,9 +57,9 @@ class quorum_fsm {
   member_book book_;
   phase phase_ = phase::attempt;
   time_point attempt_start_{};
-  std::size_t unreachable_ = 0;  // members this attempt could not reach
+  std::size_t unreachable_ = 0;      // members this attempt could not reach
   std::size_t held_in_attempt_ = 0;  // members this attempt took
-  std::error_code away_{};       // how one could not be reached
+  std::error_code away_{};           // how one could not be reached
   std::string away_detail_{};
 };
 
