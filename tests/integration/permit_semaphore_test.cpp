@@ -20,6 +20,7 @@
 
 #include "integration/lock_env.hpp"
 #include "support/child_process.hpp"
+#include "support/permit_ids.hpp"
 #include "support/raw_subscriber.hpp"
 
 using namespace std::chrono_literals;
@@ -31,26 +32,6 @@ namespace {
 
 const std::string timeout_key = "{pes}:timeout";
 const std::string channel = "redisson_sc:{pes}";
-
-// Unix ms on this machine's clock, the one relock and Redisson score permits with.
-std::int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-bool is_permit_id(const std::string& id) {
-  return id.size() == 32 && id.find_first_not_of("0123456789abcdef") == std::string::npos;
-}
-
-// The 16 bytes a permit id stands for in Redis (written here, not taken from the library).
-std::string raw_bytes(const std::string& hex) {
-  std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-  }
-  return out;
-}
 
 // The permit's expiry (Unix ms) in the timeout set, or nullopt when it is not there.
 std::optional<std::int64_t> expiry_of(raw_client& raw, const std::string& id) {
@@ -122,9 +103,9 @@ TEST(permit_semaphore, acquire_returns_a_hex_id_held_as_sixteen_bytes_scored_by_
   EXPECT_FALSE(sem.try_set_permits(5));
   EXPECT_EQ(raw.command({"GET", "pes"}).str, "2");
 
-  const auto before = now_ms();
+  const auto before = unix_ms();
   const std::string id = sem.acquire(10s);
-  const auto after = now_ms();
+  const auto after = unix_ms();
   EXPECT_TRUE(is_permit_id(id)) << id;
   EXPECT_EQ(raw.command({"ZCARD", timeout_key}).integer, 1);
   const auto expiry = expiry_of(raw, id);
@@ -172,7 +153,7 @@ TEST(permit_semaphore, a_killed_holder_frees_its_permit_when_its_lease_ends) {
   const auto expiry = expiry_of(raw, dead);
   ASSERT_TRUE(expiry);
   const auto id = sem.try_acquire(10s, 5s);
-  const auto got_at = now_ms();
+  const auto got_at = unix_ms();
   ASSERT_TRUE(id) << "the dead holder's permit never came back";
   EXPECT_GE(got_at, *expiry) << "freed before its lease ended";
   EXPECT_LE(got_at, *expiry + 500);
@@ -196,11 +177,11 @@ TEST(permit_semaphore, a_killed_holder_without_a_lease_frees_its_permit_within_t
   auto raw = raw_client::to(server);
   const auto first = expiry_of(raw, dead);
   ASSERT_TRUE(first);
-  EXPECT_LE(*first, now_ms() + watchdog_lease / 1ms) << "a permit without lease is the watchdog's";
+  EXPECT_LE(*first, unix_ms() + watchdog_lease / 1ms) << "a permit without lease is the watchdog's";
   ASSERT_TRUE(wait_until([&] { return expiry_of(raw, dead).value_or(0) > *first; }, 3s))
       << "the child's watchdog never renewed its permit";
   child.kill_it();
-  const auto killed_at = now_ms();
+  const auto killed_at = unix_ms();
   const auto last = expiry_of(raw, dead);  // no renewal after the kill
   ASSERT_TRUE(last);
   EXPECT_LE(*last - killed_at, watchdog_lease / 1ms);
@@ -208,7 +189,7 @@ TEST(permit_semaphore, a_killed_holder_without_a_lease_frees_its_permit_within_t
   relock::client client(settings_for(server));
   auto sem = client.permit_expirable_semaphore("pes");
   const auto id = sem.try_acquire(10s, 5s);
-  const auto got_at = now_ms();
+  const auto got_at = unix_ms();
   ASSERT_TRUE(id) << "the dead holder's permit never came back";
   EXPECT_GE(got_at, *last) << "freed before its watchdog lease ended";
   EXPECT_LE(got_at - killed_at, watchdog_lease / 1ms + 500);
@@ -228,7 +209,7 @@ TEST(permit_semaphore, expired_permits_are_reclaimed_by_the_next_script_call) {
   const auto expiry = expiry_of(raw, id);
   ASSERT_TRUE(expiry);
   raw_subscriber sub(server, channel);
-  ASSERT_TRUE(wait_until([&] { return now_ms() > *expiry + 20; }, 2s));
+  ASSERT_TRUE(wait_until([&] { return unix_ms() > *expiry + 20; }, 2s));
   EXPECT_EQ(raw.command({"GET", "pes"}).str, "0");
   EXPECT_EQ(raw.command({"ZCARD", timeout_key}).integer, 1);
 
@@ -256,7 +237,7 @@ TEST(permit_semaphore, update_lease_extends_a_permit_past_its_first_lease) {
   ASSERT_TRUE(extended);
   EXPECT_GE(*extended, *first + 2'000);
 
-  ASSERT_TRUE(wait_until([&] { return now_ms() > *first + 300; }, 3s));
+  ASSERT_TRUE(wait_until([&] { return unix_ms() > *first + 300; }, 3s));
   EXPECT_EQ(sem.available_permits(), 0) << "the permit expired at its first lease";
   EXPECT_EQ(sem.acquired_permits(), 1);
   EXPECT_TRUE(expiry_of(raw, id));
@@ -293,7 +274,7 @@ TEST(permit_semaphore, release_of_an_unknown_permit_is_not_owner_and_of_an_expir
   const std::string expiring = sem.acquire(100ms);
   const auto expiry = expiry_of(raw, expiring);
   ASSERT_TRUE(expiry);
-  ASSERT_TRUE(wait_until([&] { return now_ms() > *expiry + 20; }, 2s));
+  ASSERT_TRUE(wait_until([&] { return unix_ms() > *expiry + 20; }, 2s));
   EXPECT_EQ(error_of([&] { sem.release(expiring); }), errc::lock_lost);
   EXPECT_EQ(raw.command({"GET", "pes"}).str, "1") << "reclaimed once, not also released";
 }
@@ -316,7 +297,7 @@ TEST(permit_semaphore, a_permit_without_a_lease_is_held_for_three_watchdog_lease
   std::int64_t latest = *first;
   while (steady::now() < until) {
     const auto expiry = expiry_of(raw, id);
-    const auto now = now_ms();
+    const auto now = unix_ms();
     ASSERT_TRUE(expiry) << "the permit left the set";
     ASSERT_GT(*expiry, now) << "the permit's expiry fell behind";
     latest = *expiry;

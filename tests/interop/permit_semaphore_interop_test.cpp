@@ -30,6 +30,7 @@
 #include "interop_env.hpp"
 #include "redisson_fixture.hpp"
 #include "support/error_of.hpp"
+#include "support/permit_ids.hpp"
 #include "support/wait.hpp"
 
 using namespace std::chrono_literals;
@@ -48,26 +49,6 @@ constexpr std::int64_t never_expires = 922337203685477;
 
 std::string channel_of(const std::string& name) { return "redisson_sc:{" + name + "}"; }
 std::string timeout_key(const std::string& name) { return "{" + name + "}:timeout"; }
-
-// Unix ms on this machine's clock: the one both sides score permits with.
-std::int64_t unix_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-bool is_permit_id(const std::string& id) {
-  return id.size() == 32 && id.find_first_not_of("0123456789abcdef") == std::string::npos;
-}
-
-// The 16 bytes a permit id stands for in Redis (decoded here, not by the library).
-std::string raw_bytes(const std::string& hex) {
-  std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-  }
-  return out;
-}
 
 // Milliseconds from `since` to a driver reply's end_ns.
 double ms_to_end(steady::time_point since, const nlohmann::json& reply) {
