@@ -285,8 +285,9 @@ def check_exclusion(by_name, faults, deaths, history_end, res, t0):
             rival = furthest_writer if h.kind == "read" else furthest
             if rival is not None and rival[1] > start and rival[2].owner != h.owner:
                 other = rival[2]
-                why = [f for f in faults if f.kind in BREAKING and f.touches(name)
-                       and other.invoke <= f.start <= start]
+                # A fault in effect at any moment from the earlier acquire's invoke to this
+                # grant: an eviction window that opened before it, too.
+                why = breaking_between(name, other.invoke, start, faults)
                 res.judge("3", why,
                           lambda: f"{name}: {h.owner} ({h.kind}) acquired at {ms(start, t0)} "
                                   f"while {other.owner} ({other.kind}) believed it held it "

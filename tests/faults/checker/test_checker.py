@@ -134,6 +134,25 @@ class KnownBadHistories(unittest.TestCase):
         self.assertEqual(violations(r, "3"), 0)
         self.assertEqual(explained(r, "3"), 1)
 
+    def test_an_eviction_window_open_before_the_hold_began_explains_an_overlap(self):
+        # maxmemory was lowered before o1 asked, and o1's key was evicted while it held it.
+        h = History()
+        h.fault(2, "evict")
+        h.hold("o1", 5, 6, 20)
+        h.fault(8, "evict", ph="end")
+        h.hold("o2", 9, 10, 30, p="w2")
+        r = h.check()
+        self.assertEqual(violations(r, "3"), 0)
+        self.assertEqual(explained(r, "3"), 1)
+
+    def test_an_eviction_window_closed_before_the_hold_began_explains_nothing(self):
+        h = History()
+        h.fault(1, "evict")
+        h.fault(3, "evict", ph="end")
+        h.hold("o1", 5, 6, 20)
+        h.hold("o2", 9, 10, 30, p="w2")
+        self.assertEqual(violations(h.check(), "3"), 1)
+
     def test_a_fault_on_another_name_explains_nothing(self):
         h = History()
         h.hold("o1", 0, 1, 20)
