@@ -297,8 +297,12 @@ TEST_P(fair_interop, newcomers_of_either_language_do_not_barge_past_the_queued_h
 
   // A C++ head. Redisson's newcomer that gives up tells nobody: the head sleeps on until told.
   ASSERT_EQ(j.call_ok("holder", "lock fair:nb 30000"), true);
+  const auto scripts_before = script_calls();
   auto cpp_head = try_as(fair, c, 30s);
   ASSERT_TRUE(heads_the_queue("nb", fc));
+  // Its try after subscribing has been answered too, so it sleeps now: that try, landing after
+  // the DEL below, would find the lock free and take it as the head.
+  ASSERT_TRUE(wait_until([&] { return script_calls() - scripts_before >= 2; }, 10s));
   raw_.command({"DEL", "nb"});
   EXPECT_EQ(j.call_ok("n", "trylock fair:nb 0"), false);
   auto waited = j.call("n", "trylock fair:nb 300");

@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
+#include <sstream>
 #include <string>
 
 #include <relock/config.hpp>
@@ -47,6 +49,45 @@ class redisson_fixture : public ::testing::TestWithParam<std::string> {
   // Connections subscribed to `channel` (PUBSUB NUMSUB): a waiter of either language listening.
   std::int64_t subscribers(const std::string& channel) {
     return raw_.command({"PUBSUB", "NUMSUB", channel}).elements.at(1).integer;
+  }
+
+  // INFO commandstats: per command, how many times the server ran it so far, and how many of
+  // those answered an error (a NOSCRIPT EVALSHA is both).
+  struct command_count {
+    std::int64_t calls = 0;
+    std::int64_t failed = 0;
+  };
+  std::map<std::string, command_count> command_counts() {
+    std::map<std::string, command_count> out;
+    std::istringstream in(raw_.command({"INFO", "commandstats"}).str);
+    std::string line;
+    while (std::getline(in, line)) {
+      // cmdstat_evalsha:calls=12,usec=...,rejected_calls=0,failed_calls=1
+      const auto colon = line.find(':');
+      const auto calls = line.find(":calls=");
+      const auto failed = line.find(",failed_calls=");
+      if (line.rfind("cmdstat_", 0) != 0 || colon == std::string::npos ||
+          calls == std::string::npos)
+        continue;
+      auto& c = out[line.substr(8, colon - 8)];
+      c.calls = std::stoll(line.substr(calls + 7));
+      if (failed != std::string::npos) c.failed = std::stoll(line.substr(failed + 14));
+    }
+    return out;
+  }
+  std::int64_t calls_of(const std::string& command) {
+    auto all = command_counts();
+    auto it = all.find(command);
+    return it == all.end() ? 0 : it->second.calls;
+  }
+  // Lock scripts that ran and answered so far, by anyone (EVAL: 3.18.1; EVALSHA: relock, 4.x);
+  // an EVALSHA refused with NOSCRIPT is not one.
+  std::int64_t script_calls() {
+    std::int64_t n = 0;
+    for (const auto& [command, c] : command_counts()) {
+      if (command == "eval" || command == "evalsha") n += c.calls - c.failed;
+    }
+    return n;
   }
 
   redis_server server_;

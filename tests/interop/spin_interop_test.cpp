@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <cstring>
 #include <future>
-#include <map>
 #include <sstream>
 #include <string>
 
@@ -33,29 +32,6 @@ constexpr std::int64_t tries_to_reach_the_longest_step = 10;
 
 class spin_interop : public redisson_fixture {
  protected:
-  // INFO commandstats: how many times the server ran each command so far.
-  std::map<std::string, std::int64_t> command_calls() {
-    std::map<std::string, std::int64_t> out;
-    std::istringstream in(raw_.command({"INFO", "commandstats"}).str);
-    std::string line;
-    while (std::getline(in, line)) {
-      // cmdstat_evalsha:calls=12,usec=...
-      const auto colon = line.find(':');
-      const auto calls = line.find("calls=");
-      if (line.rfind("cmdstat_", 0) != 0 || colon == std::string::npos ||
-          calls == std::string::npos)
-        continue;
-      out[line.substr(8, colon - 8)] = std::stoll(line.substr(calls + 6));
-    }
-    return out;
-  }
-  std::int64_t calls_of(const std::string& command) {
-    auto all = command_calls();
-    auto it = all.find(command);
-    return it == all.end() ? 0 : it->second;
-  }
-  // Lock scripts run so far, by anyone (EVAL: 3.18.1; EVALSHA: relock, 4.x).
-  std::int64_t script_calls() { return calls_of("eval") + calls_of("evalsha"); }
   // Subscribe commands of every kind run so far, by anyone.
   std::int64_t subscribe_calls() {
     return calls_of("subscribe") + calls_of("psubscribe") + calls_of("ssubscribe");
