@@ -14,6 +14,7 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -51,6 +52,49 @@ inline std::int64_t ns_after(std::chrono::steady_clock::time_point since,
 inline std::int64_t took_ns(const nlohmann::json& reply) {
   return reply["end_ns"].get<std::int64_t>() - reply["start_ns"].get<std::int64_t>();
 }
+
+// Milliseconds from `since` to a driver reply's end_ns.
+inline double ms_to_end(std::chrono::steady_clock::time_point since, const nlohmann::json& reply) {
+  return static_cast<double>(ns_after(since, reply)) / 1e6;
+}
+
+// Milliseconds from a driver reply's start_ns to `at`.
+inline double ms_since_start(const nlohmann::json& reply,
+                             std::chrono::steady_clock::time_point at) {
+  return static_cast<double>(at.time_since_epoch().count() -
+                             reply["start_ns"].get<std::int64_t>()) /
+         1e6;
+}
+
+// `f(stop)` on a thread of its own: what it returned, and when. Leaving the scope requests a
+// stop and waits for the thread, so a failed test never hangs on a waiter.
+template <class T>
+class on_thread {
+ public:
+  using time_point = std::chrono::steady_clock::time_point;
+
+  template <class F>
+  explicit on_thread(F f)
+      : result_(std::async(std::launch::async, [f = std::move(f), stop = stop_.get_token()] {
+          T value = f(stop);
+          return std::make_pair(std::move(value), std::chrono::steady_clock::now());
+        })) {}
+  ~on_thread() {
+    stop_.request_stop();
+    if (result_.valid()) result_.wait();
+  }
+  on_thread(const on_thread&) = delete;
+  on_thread& operator=(const on_thread&) = delete;
+
+  bool done(std::chrono::milliseconds within = std::chrono::milliseconds(0)) {
+    return result_.wait_for(within) == std::future_status::ready;
+  }
+  std::pair<T, time_point> get() { return result_.get(); }
+
+ private:
+  std::stop_source stop_;
+  std::future<std::pair<T, time_point>> result_;
+};
 
 // How an acquire by an explicit relock owner ended, and when its completion ran.
 struct outcome {

@@ -48,18 +48,6 @@ std::string channel_of(const std::string& name) {
   return "redisson_countdownlatch__channel__{" + name + "}";
 }
 
-// Milliseconds from `since` to a driver reply's end_ns.
-double ms_to_end(steady::time_point since, const nlohmann::json& reply) {
-  return static_cast<double>(ns_after(since, reply)) / 1e6;
-}
-
-// Milliseconds from a driver reply's start_ns to `at`.
-double ms_since_start(const nlohmann::json& reply, steady::time_point at) {
-  return static_cast<double>(at.time_since_epoch().count() -
-                             reply["start_ns"].get<std::int64_t>()) /
-         1e6;
-}
-
 // How a relock await ended, and when.
 struct opened {
   std::error_code ec;

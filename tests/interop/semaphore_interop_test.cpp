@@ -46,52 +46,12 @@ constexpr double by_message_ms = std::chrono::duration<double, std::milli>(by_me
 
 std::string channel_of(const std::string& name) { return "redisson_sc:{" + name + "}"; }
 
-// Milliseconds from a driver reply's start_ns to `at` (steady clock = CLOCK_MONOTONIC).
-double ms_since_start(const nlohmann::json& reply, steady::time_point at) {
-  return static_cast<double>(at.time_since_epoch().count() -
-                             reply["start_ns"].get<std::int64_t>()) /
-         1e6;
-}
-
 // Milliseconds from `since` to a driver reply's start_ns.
 double ms_to_start(steady::time_point since, const nlohmann::json& reply) {
   return static_cast<double>(reply["start_ns"].get<std::int64_t>() -
                              since.time_since_epoch().count()) /
          1e6;
 }
-
-// Milliseconds from `since` to a driver reply's end_ns.
-double ms_to_end(steady::time_point since, const nlohmann::json& reply) {
-  return static_cast<double>(ns_after(since, reply)) / 1e6;
-}
-
-// `f(stop)` on a thread of its own: what it returned, and when. Leaving the scope requests a
-// stop and waits for the thread, so a failed test never hangs on a waiter.
-template <class T>
-class on_thread {
- public:
-  template <class F>
-  explicit on_thread(F f)
-      : result_(std::async(std::launch::async, [f = std::move(f), stop = stop_.get_token()] {
-          T value = f(stop);
-          return std::make_pair(std::move(value), steady::now());
-        })) {}
-  ~on_thread() {
-    stop_.request_stop();
-    if (result_.valid()) result_.wait();
-  }
-  on_thread(const on_thread&) = delete;
-  on_thread& operator=(const on_thread&) = delete;
-
-  bool done(std::chrono::milliseconds within = 0ms) {
-    return result_.wait_for(within) == std::future_status::ready;
-  }
-  std::pair<T, steady::time_point> get() { return result_.get(); }
-
- private:
-  std::stop_source stop_;
-  std::future<std::pair<T, steady::time_point>> result_;
-};
 
 class semaphore_interop : public redisson_fixture {
  protected:
