@@ -32,12 +32,6 @@ namespace {
 constexpr auto by_message = 300ms;
 constexpr double by_message_ms = std::chrono::duration<double, std::milli>(by_message).count();
 
-std::string rwlock_channel(const std::string& name) { return "redisson_rwlock:{" + name + "}"; }
-std::string semaphore_channel(const std::string& name) { return "redisson_sc:{" + name + "}"; }
-std::string latch_channel(const std::string& name) {
-  return "redisson_countdownlatch__channel__{" + name + "}";
-}
-
 class redisson_cluster_sync : public redisson_cluster_fixture {
  protected:
   // A name no earlier test on the shared cluster used, whose slot `master` serves.

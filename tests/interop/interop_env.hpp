@@ -38,6 +38,18 @@ using fields = std::map<std::string, std::string>;
 inline std::string lock_channel(const std::string& name) {
   return "redisson_lock__channel:{" + name + "}";
 }
+// A read-write lock's channel (both sides' releases, both sides' waiters).
+inline std::string rwlock_channel(const std::string& name) {
+  return "redisson_rwlock:{" + name + "}";
+}
+// Both semaphores' channel: a release or an add publishes the new count there.
+inline std::string semaphore_channel(const std::string& name) {
+  return "redisson_sc:{" + name + "}";
+}
+// A count-down latch's channel: literal braces around the name, whatever it holds.
+inline std::string latch_channel(const std::string& name) {
+  return "redisson_countdownlatch__channel__{" + name + "}";
+}
 
 // The steady clock (CLOCK_MONOTONIC) now, in the unit of a driver reply's start_ns/end_ns.
 inline std::int64_t now_ns() { return std::chrono::steady_clock::now().time_since_epoch().count(); }

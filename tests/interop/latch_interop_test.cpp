@@ -44,10 +44,6 @@ namespace {
 constexpr auto by_message = 500ms;
 constexpr double by_message_ms = std::chrono::duration<double, std::milli>(by_message).count();
 
-std::string channel_of(const std::string& name) {
-  return "redisson_countdownlatch__channel__{" + name + "}";
-}
-
 // How a relock await ended, and when.
 struct opened {
   std::error_code ec;
@@ -124,7 +120,7 @@ TEST_P(latch_interop, relocks_count_down_to_zero_opens_every_java_awaiter) {
   auto j = java();
   relock::client client(settings());
   auto latch = client.count_down_latch("l");
-  raw_subscriber heard(server_, channel_of("l"));
+  raw_subscriber heard(server_, latch_channel("l"));
 
   ASSERT_TRUE(latch.try_set_count(2));
   EXPECT_EQ(stored("l"), "2");
@@ -146,7 +142,7 @@ TEST_P(latch_interop, relocks_count_down_to_zero_opens_every_java_awaiter) {
     await_java("d", "lawaitasync l");
     await_java("d", "lawaitasync l 20000");
   }
-  ASSERT_TRUE(wait_until([&] { return subscribers(channel_of("l")) >= 2; }, 5s));
+  ASSERT_TRUE(wait_until([&] { return subscribers(latch_channel("l")) >= 2; }, 5s));
 
   latch.count_down();
   EXPECT_EQ(j.call_ok("a", "lcount l"), 1);
@@ -164,7 +160,7 @@ TEST_P(latch_interop, relocks_count_down_to_zero_opens_every_java_awaiter) {
   }
   EXPECT_EQ(j.call_ok("a", "lcount l"), 0);
   EXPECT_EQ(latch.count(), 0);
-  expect_messages(raw_, heard, channel_of("l"), {"1", "0"});
+  expect_messages(raw_, heard, latch_channel("l"), {"1", "0"});
 }
 
 // Java counts down to zero: every relock awaiter opens at once (blocking and async, with and
@@ -173,7 +169,7 @@ TEST_P(latch_interop, a_java_count_down_opens_every_relock_awaiter) {
   auto j = java();
   relock::client client(settings());
   auto latch = client.count_down_latch("jl");
-  raw_subscriber heard(server_, channel_of("jl"));
+  raw_subscriber heard(server_, latch_channel("jl"));
 
   ASSERT_EQ(j.call_ok("a", "ltrysetcount jl 2"), true);
   EXPECT_FALSE(latch.try_set_count(3));
@@ -186,7 +182,7 @@ TEST_P(latch_interop, a_java_count_down_opens_every_relock_awaiter) {
   awaiters.push_back(std::make_unique<relock_awaiter>(latch, kind::async, 20s));
   awaiters.push_back(std::make_unique<relock_awaiter>(latch, kind::async, std::nullopt));
   awaiters.push_back(std::make_unique<relock_awaiter>(latch, kind::async, std::nullopt));
-  ASSERT_TRUE(wait_until([&] { return subscribers(channel_of("jl")) >= 2; }, 5s));
+  ASSERT_TRUE(wait_until([&] { return subscribers(latch_channel("jl")) >= 2; }, 5s));
 
   ASSERT_EQ(j.call_ok("a", "lcountdown jl"), true);
   EXPECT_EQ(latch.count(), 1);
@@ -207,7 +203,7 @@ TEST_P(latch_interop, a_java_count_down_opens_every_relock_awaiter) {
   }
   EXPECT_FALSE(exists("jl"));
   EXPECT_EQ(latch.count(), 0);
-  expect_messages(raw_, heard, channel_of("jl"), {"1", "0"});
+  expect_messages(raw_, heard, latch_channel("jl"), {"1", "0"});
 }
 
 // A count set by either side refuses the other's try_set_count; count downs of both sides take
@@ -246,11 +242,11 @@ TEST_P(latch_interop, deleting_the_latch_opens_the_other_sides_awaiters) {
   auto j = java();
   relock::client client(settings());
   auto latch = client.count_down_latch("d");
-  raw_subscriber heard(server_, channel_of("d"));
+  raw_subscriber heard(server_, latch_channel("d"));
 
   ASSERT_TRUE(latch.try_set_count(5));
   auto java_wait = j.send("b", "lawait d 20000");
-  ASSERT_TRUE(wait_until([&] { return subscribers(channel_of("d")) >= 2; }, 5s));
+  ASSERT_TRUE(wait_until([&] { return subscribers(latch_channel("d")) >= 2; }, 5s));
   EXPECT_THROW(j.wait_reply(java_wait, 200ms), std::runtime_error);  // closed
   const auto deleted = steady::now();
   EXPECT_TRUE(latch.delete_latch());
@@ -263,7 +259,7 @@ TEST_P(latch_interop, deleting_the_latch_opens_the_other_sides_awaiters) {
 
   ASSERT_EQ(j.call_ok("a", "ltrysetcount d 5"), true);
   relock_awaiter waiting(latch, relock_awaiter::kind::blocking, 20s);
-  ASSERT_TRUE(wait_until([&] { return subscribers(channel_of("d")) >= 2; }, 5s));
+  ASSERT_TRUE(wait_until([&] { return subscribers(latch_channel("d")) >= 2; }, 5s));
   EXPECT_FALSE(waiting.done(200ms));
   auto del = j.call("a", "ldelete d");
   ASSERT_EQ(del["result"], true) << del.dump();
@@ -277,7 +273,7 @@ TEST_P(latch_interop, deleting_the_latch_opens_the_other_sides_awaiters) {
   EXPECT_LT(relock_ms, by_message_ms);  // by the message, not the look every second
   EXPECT_FALSE(exists("d"));
   // relock set 5 (1), deleted (0); Java set 5 (1), deleted (1).
-  expect_messages(raw_, heard, channel_of("d"), {"1", "0", "1", "1"});
+  expect_messages(raw_, heard, latch_channel("d"), {"1", "0", "1", "1"});
 }
 
 INSTANTIATE_TEST_SUITE_P(redisson, latch_interop,

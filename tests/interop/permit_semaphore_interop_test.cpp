@@ -47,7 +47,6 @@ constexpr double by_message_ms = std::chrono::duration<double, std::milli>(by_me
 // Redisson's score for a permit without a lease.
 constexpr std::int64_t never_expires = 922337203685477;
 
-std::string channel_of(const std::string& name) { return "redisson_sc:{" + name + "}"; }
 std::string timeout_key(const std::string& name) { return "{" + name + "}:timeout"; }
 
 // The first of `ids` (commands sent to `j`) to be answered: its index and its reply.
@@ -270,7 +269,7 @@ TEST_P(permit_semaphore_interop,
 
   // Released by relock, the permit goes to a Java waiter at once.
   auto waiting = j.send("c", "ptryacquire renew 10000");
-  ASSERT_TRUE(wait_until([&] { return subscribers(channel_of("renew")) >= 1; }, 5s));
+  ASSERT_TRUE(wait_until([&] { return subscribers(semaphore_channel("renew")) >= 1; }, 5s));
   auto released = steady::now();
   sem.release(id);
   auto r = j.wait_reply(waiting, 5s);
@@ -385,7 +384,7 @@ TEST_P(permit_semaphore_interop, releases_wake_the_other_sides_waiters) {
 
   on_thread<std::optional<std::string>> waiter(
       [&sem](std::stop_token stop) { return sem.try_acquire(10s, 30s, stop); });
-  ASSERT_TRUE(wait_until([&] { return subscribers(channel_of("wake")) >= 1; }, 5s));
+  ASSERT_TRUE(wait_until([&] { return subscribers(semaphore_channel("wake")) >= 1; }, 5s));
   EXPECT_FALSE(waiter.done(100ms));
   auto rel = j.call("a", "prelease wake " + java_id);
   ASSERT_EQ(rel["result"], true) << rel.dump();
@@ -399,7 +398,7 @@ TEST_P(permit_semaphore_interop, releases_wake_the_other_sides_waiters) {
   // async one), and its add_permits(1) (which publishes 1) the other.
   auto sync_wait = j.send("b", "ptryacquire wake 20000");
   auto async_wait = j.send("c", "pacquireasync wake 20000");
-  ASSERT_TRUE(wait_until([&] { return subscribers(channel_of("wake")) >= 1; }, 5s));
+  ASSERT_TRUE(wait_until([&] { return subscribers(semaphore_channel("wake")) >= 1; }, 5s));
   EXPECT_THROW(j.wait_reply(sync_wait, 200ms), std::runtime_error);  // still waiting
 
   auto released = steady::now();

@@ -44,8 +44,6 @@ namespace {
 constexpr auto by_message = 500ms;
 constexpr double by_message_ms = std::chrono::duration<double, std::milli>(by_message).count();
 
-std::string channel_of(const std::string& name) { return "redisson_sc:{" + name + "}"; }
-
 // Milliseconds from `since` to a driver reply's start_ns.
 double ms_to_start(steady::time_point since, const nlohmann::json& reply) {
   return static_cast<double>(reply["start_ns"].get<std::int64_t>() -
@@ -131,7 +129,7 @@ TEST_P(semaphore_interop, a_java_release_wakes_a_waiting_relock_acquire) {
     SCOPED_TRACE("round " + std::to_string(round));
     const auto began = steady::now();
     on_thread<bool> waiter([&sem](std::stop_token stop) { return sem.try_acquire(2, 10s, stop); });
-    ASSERT_TRUE(wait_until([&] { return subscribers(channel_of("w")) >= 1; }, 5s));
+    ASSERT_TRUE(wait_until([&] { return subscribers(semaphore_channel("w")) >= 1; }, 5s));
 
     ASSERT_EQ(j.call_ok("a", "srelease w 1"), true);  // 1 is not enough for it
     EXPECT_FALSE(waiter.done(150ms));
@@ -164,7 +162,7 @@ TEST_P(semaphore_interop, a_relock_release_wakes_waiting_java_acquires) {
   ASSERT_EQ(j.call_ok("b", "savailable jw"), 0);  // Java warmed up
 
   auto waiting = j.send("b", "stryacquire jw 1 20000");
-  ASSERT_TRUE(wait_until([&] { return subscribers(channel_of("jw")) >= 1; }, 5s));
+  ASSERT_TRUE(wait_until([&] { return subscribers(semaphore_channel("jw")) >= 1; }, 5s));
   EXPECT_THROW(j.wait_reply(waiting, 200ms), std::runtime_error);  // still waiting
 
   auto released = steady::now();
@@ -178,7 +176,7 @@ TEST_P(semaphore_interop, a_relock_release_wakes_waiting_java_acquires) {
   // One async and one sync waiter, one release of 2: both get theirs.
   auto async_wait = j.send("c", "sacquireasync jw 1 20000");
   auto sync_wait = j.send("d", "stryacquire jw 1 20000");
-  ASSERT_TRUE(wait_until([&] { return subscribers(channel_of("jw")) >= 1; }, 5s));
+  ASSERT_TRUE(wait_until([&] { return subscribers(semaphore_channel("jw")) >= 1; }, 5s));
   EXPECT_THROW(j.wait_reply(async_wait, 200ms), std::runtime_error);
 
   released = steady::now();
@@ -208,7 +206,7 @@ TEST_P(semaphore_interop, waiters_of_both_sides_each_get_one_released_permit) {
   auto java_wait = j.send("b", "stryacquire both 1 20000");
   on_thread<bool> relock_wait(
       [&sem](std::stop_token stop) { return sem.try_acquire(1, 20s, stop); });
-  ASSERT_TRUE(wait_until([&] { return subscribers(channel_of("both")) >= 2; }, 5s));
+  ASSERT_TRUE(wait_until([&] { return subscribers(semaphore_channel("both")) >= 2; }, 5s));
 
   sem.release(1);
   // Exactly one of them gets it.
@@ -255,7 +253,7 @@ TEST_P(semaphore_interop, waiters_on_a_semaphore_never_set_are_woken_by_the_othe
 
   // Java waits on the absent name; relock's add_permits creates it and wakes Java.
   auto java_wait = j.send("b", "stryacquire absent 1 20000");
-  ASSERT_TRUE(wait_until([&] { return subscribers(channel_of("absent")) >= 1; }, 5s));
+  ASSERT_TRUE(wait_until([&] { return subscribers(semaphore_channel("absent")) >= 1; }, 5s));
   auto added = steady::now();
   plain.add_permits(1);
   auto r = j.wait_reply(java_wait, 5s);
@@ -268,7 +266,7 @@ TEST_P(semaphore_interop, waiters_on_a_semaphore_never_set_are_woken_by_the_othe
   auto patient = client.semaphore("absent2", {.wait_when_absent = true});
   on_thread<bool> relock_wait(
       [&patient](std::stop_token stop) { return patient.try_acquire(2, 20s, stop); });
-  ASSERT_TRUE(wait_until([&] { return subscribers(channel_of("absent2")) >= 1; }, 5s));
+  ASSERT_TRUE(wait_until([&] { return subscribers(semaphore_channel("absent2")) >= 1; }, 5s));
   EXPECT_FALSE(relock_wait.done());
   auto set = j.call("a", "strysetpermits absent2 3");
   EXPECT_EQ(set["result"], true) << set.dump();

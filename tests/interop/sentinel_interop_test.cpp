@@ -165,8 +165,6 @@ TEST_P(sentinel_interop, semaphore_and_latch_waiters_of_both_sides_follow_a_fail
   const std::string latch_name = "moving-latch-" + redisson_driver::param_name(GetParam());
   auto sem = client.semaphore(sem_name);
   auto latch = client.count_down_latch(latch_name);
-  const std::string sem_channel = "redisson_sc:{" + sem_name + "}";
-  const std::string latch_channel = "redisson_countdownlatch__channel__{" + latch_name + "}";
   ASSERT_TRUE(sem.try_set_permits(0));
   ASSERT_TRUE(latch.try_set_count(1));
 
@@ -183,7 +181,11 @@ TEST_P(sentinel_interop, semaphore_and_latch_waiters_of_both_sides_follow_a_fail
     return set().client(new_master).command({"PUBSUB", "NUMSUB", channel}).elements.at(1).integer;
   };
   ASSERT_TRUE(wait_until(
-      [&] { return subscribed(sem_channel) >= 2 && subscribed(latch_channel) >= 2; }, 30s, 50ms))
+      [&] {
+        return subscribed(semaphore_channel(sem_name)) >= 2 &&
+               subscribed(latch_channel(latch_name)) >= 2;
+      },
+      30s, 50ms))
       << "the waiters did not all resubscribe on the new master";
   std::cout << "every waiter subscribed on the new master " << ms_since(failover)
             << " ms after the failover\n";
@@ -213,7 +215,7 @@ TEST_P(sentinel_interop, semaphore_and_latch_waiters_of_both_sides_follow_a_fail
   EXPECT_EQ(set().client(new_master).command({"EXISTS", latch_name}).integer, 0);
 
   on_thread<bool> again([&sem](std::stop_token stop) { return sem.try_acquire(1, 20s, stop); });
-  ASSERT_TRUE(wait_until([&] { return subscribed(sem_channel) >= 1; }, 10s, 20ms));
+  ASSERT_TRUE(wait_until([&] { return subscribed(semaphore_channel(sem_name)) >= 1; }, 10s, 20ms));
   auto given = j.call("a", "srelease " + sem_name + " 1");
   ASSERT_TRUE(given.value("ok", false)) << given.dump();
   ASSERT_TRUE(again.done(10s));
