@@ -9,6 +9,7 @@
 
 #include "cli_fixture.hpp"
 #include "support/client_settings.hpp"
+#include "support/command_stats.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;
@@ -24,16 +25,7 @@ class cli_kinds : public cli {
     return raw_.command({"LLEN", "redisson_lock_queue:{" + name + "}"}).integer;
   }
   // Lua scripts the server has run so far: every try of every lock is one.
-  std::int64_t scripts_run() {
-    const std::string stats = raw_.command({"INFO", "commandstats"}).str;
-    std::int64_t total = 0;
-    for (const std::string command : {"eval", "evalsha"}) {
-      const std::string prefix = "cmdstat_" + command + ":calls=";
-      const auto at = stats.find(prefix);
-      if (at != std::string::npos) total += std::stoll(stats.substr(at + prefix.size()));
-    }
-    return total;
-  }
+  std::int64_t scripts_run() { return scripts_answered(raw_); }
   static std::string contents(const std::string& path) {
     std::ifstream in(path);
     std::stringstream s;

@@ -17,6 +17,7 @@
 
 #include "lock_env.hpp"
 #include "support/child_process.hpp"
+#include "support/command_stats.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;
@@ -335,11 +336,15 @@ TEST(fair_lock, a_head_that_gives_up_while_the_lock_is_free_hands_the_turn_on_at
   raw.command({"PEXPIRE", "fair", "60000"});
   relock::lock_options short_wait;
   short_wait.wait = 3s;
+  const auto scripts_before = scripts_answered(raw);
   auto head = lock.async_try_lock(relock::owner::unique(), short_wait, asio::use_future);
   ASSERT_TRUE(wait_until([&] { return queued(raw) == 1; }, 5s));
   const auto next = relock::owner::unique();
   auto behind = wait_for_turn(lock, next);
   ASSERT_TRUE(wait_until([&] { return queued(raw) == 2; }, 5s));
+  // Both have tried twice (once more after subscribing) and sleep: the head's second try,
+  // landing after the DEL below, would find the lock free and take it.
+  ASSERT_TRUE(wait_until([&] { return scripts_answered(raw) - scripts_before >= 4; }, 5s));
   raw.command({"DEL", "fair"});  // free, and nobody told
 
   EXPECT_FALSE(head.get());

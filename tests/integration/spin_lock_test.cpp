@@ -6,23 +6,12 @@
 #include <thread>
 
 #include "lock_env.hpp"
+#include "support/command_stats.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;
 using relock::errc;
 using steady = std::chrono::steady_clock;
-
-namespace {
-
-// How often the server has run `command` (from clients and from scripts alike).
-long long calls_of(raw_client& raw, const std::string& command) {
-  const std::string info = raw.command({"INFO", "commandstats"}).str;
-  const std::string tag = "cmdstat_" + command + ":calls=";
-  const auto at = info.find(tag);
-  return at == std::string::npos ? 0 : std::stoll(info.substr(at + tag.size()));
-}
-
-}  // namespace
 
 TEST(spin_lock, excludes_and_is_excluded_by_the_plain_lock_on_its_name) {
   redis_server server;

@@ -8,14 +8,13 @@
 
 #include <chrono>
 #include <cstdint>
-#include <map>
-#include <sstream>
 #include <string>
 
 #include <relock/config.hpp>
 
 #include "interop_env.hpp"
 #include "redisson_driver.hpp"
+#include "support/command_stats.hpp"
 #include "support/raw_client.hpp"
 #include "support/redis_server.hpp"
 
@@ -51,44 +50,10 @@ class redisson_fixture : public ::testing::TestWithParam<std::string> {
     return raw_.command({"PUBSUB", "NUMSUB", channel}).elements.at(1).integer;
   }
 
-  // INFO commandstats: per command, how many times the server ran it so far, and how many of
-  // those answered an error (a NOSCRIPT EVALSHA is both).
-  struct command_count {
-    std::int64_t calls = 0;
-    std::int64_t failed = 0;
-  };
-  std::map<std::string, command_count> command_counts() {
-    std::map<std::string, command_count> out;
-    std::istringstream in(raw_.command({"INFO", "commandstats"}).str);
-    std::string line;
-    while (std::getline(in, line)) {
-      // cmdstat_evalsha:calls=12,usec=...,rejected_calls=0,failed_calls=1
-      const auto colon = line.find(':');
-      const auto calls = line.find(":calls=");
-      const auto failed = line.find(",failed_calls=");
-      if (line.rfind("cmdstat_", 0) != 0 || colon == std::string::npos ||
-          calls == std::string::npos)
-        continue;
-      auto& c = out[line.substr(8, colon - 8)];
-      c.calls = std::stoll(line.substr(calls + 7));
-      if (failed != std::string::npos) c.failed = std::stoll(line.substr(failed + 14));
-    }
-    return out;
-  }
-  std::int64_t calls_of(const std::string& command) {
-    auto all = command_counts();
-    auto it = all.find(command);
-    return it == all.end() ? 0 : it->second.calls;
-  }
-  // Lock scripts that ran and answered so far, by anyone (EVAL: 3.18.1; EVALSHA: relock, 4.x);
-  // an EVALSHA refused with NOSCRIPT is not one.
-  std::int64_t script_calls() {
-    std::int64_t n = 0;
-    for (const auto& [command, c] : command_counts()) {
-      if (command == "eval" || command == "evalsha") n += c.calls - c.failed;
-    }
-    return n;
-  }
+  // How often the server has run `command`, and the lock scripts it has run and answered so
+  // far, by anyone (EVAL: 3.18.1; EVALSHA: relock, 4.x): support/command_stats.hpp.
+  std::int64_t calls_of(const std::string& command) { return test::calls_of(raw_, command); }
+  std::int64_t script_calls() { return scripts_answered(raw_); }
 
   redis_server server_;
   raw_client raw_ = raw_client::to(server_);
