@@ -194,6 +194,17 @@ def epoch_of(name, t, faults):
     return bisect.bisect_right(starts, t)
 
 
+def nearby(name, lo, hi, faults, t0, margin_ns=2_000_000_000):
+    """The faults on `name` within `margin_ns` of [lo, hi], for a violation's example: what was
+    going on around it, when no fault explained it."""
+    near = [f for f in faults if f.touches(name) and f.overlaps(lo - margin_ns, hi + margin_ns)]
+    if not near:
+        return "; no fault within 2 s"
+    shown = ", ".join(f"{f.kind}@{ms(f.start, t0)}" + (f"..{ms(f.end, t0)}" if f.end > f.start else "")
+                      for f in near[:6])
+    return f"; faults within 2 s: {shown}" + (f" and {len(near) - 6} more" if len(near) > 6 else "")
+
+
 def breaking_between(name, lo, hi, faults):
     return [f for f in faults if f.kind in BREAKING and f.touches(name) and f.overlaps(lo, hi)]
 
@@ -245,7 +256,8 @@ def check_tokens(by_name, faults, res, t0):
                 first = seen[key]
                 res.judge("1", breaking_between(name, first.invoke, h.ok, faults),
                           lambda: f"{name}: token {h.token} granted to {first.owner} at "
-                                  f"{ms(first.ok, t0)} and to {h.owner} at {ms(h.ok, t0)}")
+                                  f"{ms(first.ok, t0)} and to {h.owner} at {ms(h.ok, t0)}"
+                                  + nearby(name, first.invoke, h.ok, faults, t0))
             else:
                 seen[key] = h
         # 2: sweep by invoke time, knowing the largest token of every acquire completed before.
@@ -264,7 +276,8 @@ def check_tokens(by_name, faults, res, t0):
                 res.judge("2", breaking_between(name, prior.invoke, h.ok, faults),
                           lambda: f"{name}: {prior.owner} got {prior.token} at "
                                   f"{ms(prior.ok, t0)}, yet {h.owner}, invoked later at "
-                                  f"{ms(h.invoke, t0)}, got {h.token}")
+                                  f"{ms(h.invoke, t0)}, got {h.token}"
+                                  + nearby(name, prior.invoke, h.ok, faults, t0))
 
 
 def check_exclusion(by_name, faults, deaths, history_end, res, t0):
@@ -291,7 +304,8 @@ def check_exclusion(by_name, faults, deaths, history_end, res, t0):
                 res.judge("3", why,
                           lambda: f"{name}: {h.owner} ({h.kind}) acquired at {ms(start, t0)} "
                                   f"while {other.owner} ({other.kind}) believed it held it "
-                                  f"[{ms(other.ok, t0)}, {ms(rival[1], t0)})")
+                                  f"[{ms(other.ok, t0)}, {ms(rival[1], t0)})"
+                                  + nearby(name, other.invoke, start, faults, t0))
             if furthest is None or end > furthest[1]:
                 furthest = (start, end, h)
             if h.kind != "read" and (furthest_writer is None or end > furthest_writer[1]):
@@ -397,7 +411,8 @@ def check_wakeups(by_name, releases, faults, bound_ns, res, t0, figures):
                     res.explained("6", why)
                 else:
                     res.violation("6", f"{h.name}: {h.owner}'s wait ended {over / 1e6:.0f} ms "
-                                  f"after its deadline")
+                                  f"after its deadline at {ms(h.wait_until, t0)}"
+                                  + nearby(h.name, h.wait_until, h.done, faults, t0))
     late.sort()
     if late:
         figures["wait_end_after_deadline_ms_max"] = round(late[-1] / 1e6, 1)
@@ -429,7 +444,8 @@ def check_wakeups(by_name, releases, faults, bound_ns, res, t0, figures):
                 else:
                     res.violation("6", f"{name}: released at {ms(r, t0)} with a waiter present, "
                                   f"next grant "
-                                  f"{'never' if gap is None else f'{gap / 1e6:.0f} ms later'}")
+                                  f"{'never' if gap is None else f'{gap / 1e6:.0f} ms later'}"
+                                  + nearby(name, r, r + bound_ns, faults, t0))
     figures["largest_free_gap_with_waiters_ms"] = round(largest_gap / 1e6, 1)
 
 

@@ -153,6 +153,16 @@ class KnownBadHistories(unittest.TestCase):
         h.hold("o2", 9, 10, 30, p="w2")
         self.assertEqual(violations(h.check(), "3"), 1)
 
+    def test_an_unexplained_violation_names_the_faults_around_it(self):
+        # What a CI log that keeps only the report needs to tell a checker gap from a lock bug.
+        h = History()
+        h.fault(1, "client_pause")
+        h.fault(4, "client_pause", ph="end")
+        h.hold("o1", 5, 6, 20)
+        h.hold("o2", 9, 10, 30, p="w2")
+        example = h.check()["checks"]["3"]["examples"][0]
+        self.assertIn("faults within 2 s: client_pause@", example)
+
     def test_a_fault_on_another_name_explains_nothing(self):
         h = History()
         h.hold("o1", 0, 1, 20)
