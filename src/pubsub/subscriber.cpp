@@ -42,7 +42,8 @@ subscriber::subscriber(asio::io_context& io, std::shared_ptr<net::connection> co
     : io_(io),
       connection_(std::move(connection)),
       confirm_timeout_(confirm_timeout),
-      sharded_(sharded) {}
+      sharded_(sharded),
+      retry_timer_(io) {}
 
 void subscriber::start() {
   std::weak_ptr<subscriber> weak = shared_from_this();
@@ -58,6 +59,8 @@ void subscriber::start() {
 }
 
 void subscriber::close() {
+  ++retry_generation_;
+  retry_timer_.cancel();
   connection_->close();
   auto channels = std::move(channels_);
   channels_.clear();
@@ -138,11 +141,16 @@ void subscriber::remove(const listener_ptr& l) {
 }
 
 void subscriber::send(std::string_view verb, const std::vector<std::string_view>& channels) {
+  // Not ready: on_ready subscribes what is due, and the server holds nothing to unsubscribe.
+  if (!connection_->ready()) return;
   std::vector<std::string_view> argv{verb};
   argv.insert(argv.end(), channels.begin(), channels.end());
   resp::request r;
   r.push(std::span<const std::string_view>(argv));
-  // Replies to these arrive as pushes; a failure here shows up as on_down and a resubscribe.
+  const bool subscribe = verb.find("UNSUBSCRIBE") == std::string_view::npos;
+  sent_.push_back(
+      sent_command{subscribe, std::vector<std::string>(channels.begin(), channels.end())});
+  // Answers arrive as pushes (on_push); a lost connection shows up as on_down and a resubscribe.
   connection_->send(std::move(r), net::clock::time_point::max(),
                     [](std::error_code, std::vector<resp::reply>) {});
 }
@@ -155,10 +163,25 @@ void subscriber::on_push(resp::reply& push) {
   if (kind == "message" || kind == "smessage") {
     if (push.elements.size() >= 3) deliver(channel, push.elements[2].str);
   } else if (kind == "subscribe" || kind == "ssubscribe") {
+    answered(true, channel);
     confirmed(channel);
   } else if (kind == "unsubscribe" || kind == "sunsubscribe") {
+    answered(false, channel);
     unsubscribed(channel);
   }
+}
+
+void subscriber::answered(bool subscribe, const std::string& channel) {
+  for (auto it = sent_.begin(); it != sent_.end(); ++it) {
+    if (it->subscribe != subscribe) continue;
+    auto c = std::find(it->due.begin(), it->due.end(), channel);
+    if (c == it->due.end()) continue;
+    it->due.erase(c);
+    it->answered_any = true;
+    if (it->due.empty()) sent_.erase(it);
+    return;
+  }
+  // Not ours: the server ended a sharded subscription by itself (unsubscribed() follows it).
 }
 
 void subscriber::confirmed(const std::string& channel) {
@@ -206,6 +229,10 @@ void subscriber::deliver(const std::string& channel, std::string_view payload) {
 }
 
 void subscriber::on_down() {
+  sent_.clear();  // unanswered commands died with the connection; on_ready sends what is due
+  ++retry_generation_;
+  retry_due_ = false;
+  retry_timer_.cancel();
   std::vector<std::pair<std::string, listener_ptr>> told;
   for (auto it = channels_.begin(); it != channels_.end();) {
     if (it->second.listeners.empty()) {
@@ -235,17 +262,91 @@ void subscriber::on_ready() {
   }
 }
 
+// An error answers the oldest (un)subscribe not yet answered at all (sent_).
+void subscriber::refused(const resp::reply& error) {
+  ++refusals_;
+  auto oldest = std::find_if(sent_.begin(), sent_.end(),
+                             [](const sent_command& c) { return !c.answered_any; });
+  std::optional<sent_command> command;
+  if (oldest != sent_.end()) {
+    command = std::move(*oldest);
+    sent_.erase(oldest);
+  }
+  if (auto r = topology::parse_redirect(error.str)) return refused_moved(*r);
+  if (!command) return;
+  if (!command->subscribe) {
+    // The server kept these subscriptions: a listener that joined meanwhile has its channel now,
+    // and one nobody wants any more is left again later.
+    for (const auto& name : command->due) {
+      auto it = channels_.find(name);
+      if (it == channels_.end() || it->second.state != phase::unsubscribing) continue;
+      if (it->second.listeners.empty()) {
+        it->second.state = phase::subscribed;  // retry() leaves it
+      } else {
+        it->second.state = phase::subscribing;
+        confirmed(name);
+      }
+    }
+  }
+  // BUSY (a script runs) and LOADING (a restart) pass in moments; anything else is asked
+  // again less often, so a lasting refusal does not flood the server.
+  const std::string_view code = error.error_code();
+  const bool passing = code == "BUSY" || code == "LOADING" || code == "TRYAGAIN" ||
+                       code == "CLUSTERDOWN" || code == "MASTERDOWN";
+  retry_later(passing ? std::chrono::milliseconds(100) : std::chrono::milliseconds(1000));
+}
+
 // An SSUBSCRIBE answered MOVED: the error names the slot, not the channel, so every channel of
 // that slot still waiting for its confirmation here goes.
-void subscriber::refused(const resp::reply& error) {
-  auto r = topology::parse_redirect(error.str);
-  if (!r || !on_moved_) return;
+void subscriber::refused_moved(const topology::redirect& r) {
+  if (!on_moved_) return;
   for (auto it = channels_.begin(); it != channels_.end();) {
     auto next = std::next(it);
-    if (it->second.state == phase::subscribing && topology::slot_of(it->first) == r->slot) {
+    if (it->second.state == phase::subscribing && topology::slot_of(it->first) == r.slot) {
       hand_over(it, r);
     }
     it = next;
+  }
+}
+
+void subscriber::retry_later(std::chrono::milliseconds after) {
+  if (std::exchange(retry_due_, true)) return;  // one is due already
+  retry_timer_.expires_after(after);
+  retry_timer_.async_wait(
+      [weak = weak_from_this(), generation = ++retry_generation_](std::error_code) {
+        auto self = weak.lock();
+        if (!self || generation != self->retry_generation_) return;
+        self->retry_due_ = false;
+        self->retry();
+      });
+}
+
+// Asks again for what the server refused: channels with listeners and no subscribe on its way,
+// and channels the server keeps that nobody listens to.
+void subscriber::retry() {
+  if (!connection_->ready()) return;  // on_ready will
+  std::vector<std::string_view> subscribe;
+  std::vector<std::string_view> unsubscribe;
+  for (auto& [name, state] : channels_) {
+    if (state.state == phase::subscribing && !state.listeners.empty()) {
+      const bool on_its_way = std::any_of(sent_.begin(), sent_.end(), [&](const auto& c) {
+        return c.subscribe && std::find(c.due.begin(), c.due.end(), name) != c.due.end();
+      });
+      if (!on_its_way) subscribe.push_back(name);
+    } else if (state.state == phase::subscribed && state.listeners.empty()) {
+      state.state = phase::unsubscribing;
+      unsubscribe.push_back(name);
+    }
+  }
+  // SSUBSCRIBE and SUNSUBSCRIBE take channels of one slot only: one command each.
+  for (auto group : {std::pair{&subscribe, sharded_ ? "SSUBSCRIBE" : "SUBSCRIBE"},
+                     std::pair{&unsubscribe, sharded_ ? "SUNSUBSCRIBE" : "UNSUBSCRIBE"}}) {
+    if (group.first->empty()) continue;
+    if (sharded_) {
+      for (auto c : *group.first) send(group.second, {c});
+    } else {
+      send(group.second, *group.first);
+    }
   }
 }
 

@@ -5,13 +5,17 @@
 // confirmed the channel, so "subscribe, then try" never misses a message in between
 // (data-layout §8). After a reconnect every channel that still has listeners is subscribed again
 // from this record, and its listeners hear `resubscribed`: messages may have been lost in the
-// gap, so they re-check.
+// gap, so they re-check. A server that refuses an (un)subscribe (BUSY while a script runs,
+// LOADING after a restart) is asked again shortly: a refused SUBSCRIBE left alone would leave
+// every later waiter on its channel deaf, and a refused UNSUBSCRIBE leaves the channel
+// subscribed on the server, which its next listener can use at once.
 //
 // State lives on the I/O thread; subscribe() and subscription::reset() may be called from any
 // thread. Listener callbacks run on the I/O thread.
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -118,6 +122,8 @@ class subscriber : public std::enable_shared_from_this<subscriber>, public chann
 
   // I/O thread only. Channels the server holds for us or is about to (for tests: no growth).
   std::size_t channel_count() const { return channels_.size(); }
+  // I/O thread only. How many (un)subscribe commands the server has refused (for tests).
+  std::size_t refusals() const { return refusals_; }
   net::connection& connection() { return *connection_; }
   asio::io_context& io() override { return io_; }
   void close();
@@ -135,6 +141,14 @@ class subscriber : public std::enable_shared_from_this<subscriber>, public chann
     std::vector<listener_ptr> listeners;
     std::vector<std::shared_ptr<confirmation>> waiting;
   };
+  // An (un)subscribe the server has not fully answered: one confirmation per channel, or one
+  // error for the whole command. Answers come in order, so an error answers the oldest
+  // command that has had no confirmation yet.
+  struct sent_command {
+    bool subscribe;
+    std::vector<std::string> due;
+    bool answered_any = false;
+  };
 
   subscriber(asio::io_context& io, std::shared_ptr<net::connection> connection,
              std::chrono::milliseconds confirm_timeout, bool sharded);
@@ -149,6 +163,10 @@ class subscriber : public std::enable_shared_from_this<subscriber>, public chann
   void hand_over(std::unordered_map<std::string, channel_state>::iterator it,
                  std::optional<topology::redirect> moved_to);
   void refused(const resp::reply& error);
+  void answered(bool subscribe, const std::string& channel);
+  void refused_moved(const topology::redirect& r);
+  void retry_later(std::chrono::milliseconds after);
+  void retry();
 
   asio::io_context& io_;
   std::shared_ptr<net::connection> connection_;
@@ -156,6 +174,11 @@ class subscriber : public std::enable_shared_from_this<subscriber>, public chann
   bool sharded_;
   std::unordered_map<std::string, channel_state> channels_;
   std::function<void(moved_channel)> on_moved_;
+  std::deque<sent_command> sent_;  // since the connection was last ready, oldest first
+  asio::steady_timer retry_timer_;
+  bool retry_due_ = false;
+  unsigned retry_generation_ = 0;  // a timer armed before the connection dropped does nothing
+  std::size_t refusals_ = 0;
 };
 
 }  // namespace relock::pubsub

@@ -2,6 +2,7 @@
 
 #include <future>
 #include <mutex>
+#include <thread>
 
 #include <relock/client.hpp>
 
@@ -167,4 +168,113 @@ TEST(pubsub, many_distinct_channels_leave_nothing_behind) {
         return raw.command({"PUBSUB", "CHANNELS"}).elements.empty();
       },
       10s));
+}
+
+namespace {
+
+// A script running past busy-reply-threshold: until SCRIPT KILL the server answers every other
+// command, SUBSCRIBE and UNSUBSCRIBE included, with -BUSY.
+class busy_script {
+ public:
+  explicit busy_script(redis_server& server)
+      : server_(server), runner_([&server] {
+          try {
+            relock::test::raw_client c(server.host(), server.port(), {}, {}, 30s);
+            c.command({"EVAL", "local x = 0 for i = 1, 2000000000 do x = x + i end return x", "0"});
+          } catch (const std::exception&) {
+          }
+        }) {
+    auto probe = relock::test::raw_client::to(server_);
+    EXPECT_TRUE(wait_until([&] { return probe.command({"PING"}).error_code() == "BUSY"; }, 5s));
+  }
+  ~busy_script() {
+    kill();
+    runner_.join();
+  }
+  void kill() {
+    if (killed_) return;
+    killed_ = true;
+    auto killer = relock::test::raw_client::to(server_);
+    wait_until(
+        [&] {
+          auto r = killer.command({"SCRIPT", "KILL"});
+          return !r.is_error() || r.error_code() == "NOTBUSY";
+        },
+        10s, 20ms);
+  }
+
+ private:
+  redis_server& server_;
+  std::thread runner_;
+  bool killed_ = false;
+};
+
+std::size_t refusals(relock::client& c) {
+  std::promise<std::size_t> n;
+  asio::post(relock::detail::core_of(c)->io(),
+             [&] { n.set_value(relock::detail::core_of(c)->subscriber().refusals()); });
+  return n.get_future().get();
+}
+
+redis_server busy_capable_server() {
+  return redis_server({.extra_config = {"busy-reply-threshold 100"}});
+}
+
+}  // namespace
+
+// A SUBSCRIBE answered -BUSY used to be dropped: the channel stayed "subscribing" with nothing
+// on its way, and every later waiter on it stayed deaf until the connection dropped (the fault
+// suite's lost wake-ups after busy_script).
+TEST(pubsub, a_subscribe_refused_while_a_script_runs_is_asked_again) {
+  redis_server server = busy_capable_server();
+  relock::client client(settings_for(server));
+  inbox box;
+  std::promise<std::error_code> confirmed;
+  subscription s;
+  {
+    busy_script busy(server);
+    relock::detail::core_of(client)->subscriber().subscribe(
+        "refused", box.listener(), [&](std::error_code ec, subscription got) {
+          s = std::move(got);
+          confirmed.set_value(ec);
+        });
+    ASSERT_TRUE(wait_until([&] { return refusals(client) >= 1; }, 5s));
+  }
+  // Asked again once the script is gone, within the confirmation's time.
+  EXPECT_FALSE(confirmed.get_future().get());
+  auto raw = relock::test::raw_client::to(server);
+  EXPECT_EQ(subscribers_of(raw, "refused"), 1);
+  raw.command({"PUBLISH", "refused", "heard"});
+  EXPECT_TRUE(wait_until([&] { return box.has("heard"); }, 5s));
+}
+
+// A refused UNSUBSCRIBE leaves the channel subscribed on the server: the next listener is
+// confirmed on it, and once nobody listens it is left after all.
+TEST(pubsub, an_unsubscribe_refused_while_a_script_runs_keeps_the_channel_for_the_next_listener) {
+  redis_server server = busy_capable_server();
+  relock::client client(settings_for(server));
+  inbox first, second;
+  auto s = subscribe(client, "kept", first);
+  {
+    busy_script busy(server);
+    s.reset();
+    ASSERT_TRUE(wait_until([&] { return refusals(client) >= 1; }, 5s));
+  }
+  auto raw = relock::test::raw_client::to(server);
+  auto again = subscribe(client, "kept", second);
+  raw.command({"PUBLISH", "kept", "still"});
+  EXPECT_TRUE(wait_until([&] { return second.has("still"); }, 5s));
+  again.reset();
+  EXPECT_TRUE(wait_until([&] { return subscribers_of(raw, "kept") == 0; }, 5s));
+  EXPECT_TRUE(wait_until([&] { return channel_count(client) == 0; }, 5s));
+
+  // Nobody joins this time: the channel is left once the server takes commands again.
+  auto lone = subscribe(client, "left", first);
+  {
+    busy_script busy(server);
+    lone.reset();
+    ASSERT_TRUE(wait_until([&] { return refusals(client) >= 2; }, 5s));
+  }
+  EXPECT_TRUE(wait_until([&] { return subscribers_of(raw, "left") == 0; }, 5s));
+  EXPECT_TRUE(wait_until([&] { return channel_count(client) == 0; }, 5s));
 }
