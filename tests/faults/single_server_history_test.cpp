@@ -147,6 +147,7 @@ class nemesis {
     for (int t = 0; t < 2; ++t) {
       if (which == 2 || which == t) admin({"CLIENT", "KILL", "TYPE", types[t]});
     }
+    run_.fault("end", "client_kill", "server");
   }
 
   void client_pause() {
@@ -230,12 +231,16 @@ class nemesis {
   void external(const char* how) {
     const std::string name =
         names_[static_cast<std::size_t>(pick(0, static_cast<int>(names_.size()) - 1))];
+    // Logged before and after, as every fault: a hold granted between the log line and the
+    // command loses its key too, and a fault only explains what it overlaps.
     run_.fault("start", how, "server", {name});
     if (std::string(how) == "del") {
       admin({"DEL", name});
     } else {
       admin({"PEXPIRE", name, "5"});
+      std::this_thread::sleep_for(10ms);  // the key is gone by now
     }
+    run_.fault("end", how, "server", {name});
   }
 
   void evict() {
@@ -276,12 +281,15 @@ class nemesis {
   void proxy_reset() {
     run_.fault("start", "proxy_reset", "server");
     proxy_.reset_all();
+    run_.fault("end", "proxy_reset", "server");
   }
 
   // A crash that loses every key: the AOF goes with the process.
   void restart_losing_data() {
+    // Its end is the old server's death: a grant until then is the old epoch's.
     run_.fault("start", "restart_no_persist", "server");
     server_.kill();
+    run_.fault("end", "restart_no_persist", "server");
     std::filesystem::remove_all(server_.dir() / "appendonlydir");
     server_.start();
   }

@@ -153,6 +153,18 @@ class KnownBadHistories(unittest.TestCase):
         h.hold("o2", 9, 10, 30, p="w2")
         self.assertEqual(violations(h.check(), "3"), 1)
 
+    def test_a_hold_granted_between_a_del_logged_and_done_is_explained_by_it(self):
+        # The nemesis logs a DEL, then sends it: a hold granted in between loses its key too.
+        h = History()
+        h.fault(3, "del", names=["n"])
+        h.hold("o1", 4, 5, 20)
+        h.hold("o2", 9, 10, 30, p="w2")
+        self.assertEqual(violations(h.check(), "3"), 1)  # an instant: before o1 asked
+        h.fault(6, "del", ph="end", names=["n"])
+        r = h.check()
+        self.assertEqual(violations(r, "3"), 0)
+        self.assertEqual(explained(r, "3"), 1)
+
     def test_an_unexplained_violation_names_the_faults_around_it(self):
         # What a CI log that keeps only the report needs to tell a checker gap from a lock bug.
         h = History()

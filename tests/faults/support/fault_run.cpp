@@ -70,8 +70,11 @@ std::size_t fault_run::start_worker(const worker_settings& s) {
 }
 
 void fault_run::kill_worker(std::size_t i) {
+  // Logged before and after: the worker may still act until it is reaped, and a fault only
+  // explains what it overlaps.
   fault("start", "kill", workers_[i]->name);
   workers_[i]->process.kill();
+  fault("end", "kill", workers_[i]->name);
 }
 
 void fault_run::pause_worker(std::size_t i) {
