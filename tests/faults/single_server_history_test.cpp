@@ -286,7 +286,7 @@ class nemesis {
 
   // A crash that loses every key: the AOF goes with the process.
   void restart_losing_data() {
-    // Its end is the old server's death: a grant until then is the old epoch's.
+    // Its end is the old server's death: a grant the old server made until then falls inside it.
     run_.fault("start", "restart_no_persist", "server");
     server_.kill();
     run_.fault("end", "restart_no_persist", "server");

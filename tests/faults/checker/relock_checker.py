@@ -200,8 +200,8 @@ def nearby(name, lo, hi, faults, t0, margin_ns=2_000_000_000):
     near = [f for f in faults if f.touches(name) and f.overlaps(lo - margin_ns, hi + margin_ns)]
     if not near:
         return "; no fault within 2 s"
-    shown = ", ".join(f"{f.kind}@{ms(f.start, t0)}" + (f"..{ms(f.end, t0)}" if f.end > f.start else "")
-                      for f in near[:6])
+    shown = ", ".join(f"{f.kind}@{ms(f.start, t0)}"
+                      + (f"..{ms(f.end, t0)}" if f.end > f.start else "") for f in near[:6])
     return f"; faults within 2 s: {shown}" + (f" and {len(near) - 6} more" if len(near) > 6 else "")
 
 
