@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/busy_script.hpp"
 #include "support/fault_proxy.hpp"
 #include "support/fault_run.hpp"
 #include "support/raw_client.hpp"
@@ -168,22 +169,11 @@ class nemesis {
   // nemesis kills it.
   void busy_script() {
     run_.fault("start", "busy_script", "server");
-    std::thread busy([port = server_.port(), host = server_.host()] {
-      try {
-        raw_client c(host, port, {}, {}, 30s);
-        c.command({"EVAL", "local x = 0 for i = 1, 400000000 do x = x + i end return x", "0"});
-      } catch (const std::exception&) {
-      }
-    });
-    std::this_thread::sleep_for(std::chrono::milliseconds(pick(300, 700)));
-    raw_client killer = raw_client::to(server_);
-    wait_until(
-        [&] {
-          auto r = killer.command({"SCRIPT", "KILL"});
-          return !r.is_error() || r.str.rfind("NOTBUSY", 0) == 0;
-        },
-        10s, 20ms);
-    busy.join();
+    {
+      relock::test::busy_script busy(server_);
+      std::this_thread::sleep_for(std::chrono::milliseconds(pick(300, 700)));
+      busy.kill();
+    }
     run_.fault("end", "busy_script", "server");
   }
 

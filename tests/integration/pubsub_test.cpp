@@ -2,12 +2,12 @@
 
 #include <future>
 #include <mutex>
-#include <thread>
 
 #include <relock/client.hpp>
 
 #include "client_access.hpp"
 #include "client_core.hpp"
+#include "support/busy_script.hpp"
 #include "support/client_settings.hpp"
 #include "support/raw_client.hpp"
 #include "support/redis_server.hpp"
@@ -172,43 +172,6 @@ TEST(pubsub, many_distinct_channels_leave_nothing_behind) {
 
 namespace {
 
-// A script running past busy-reply-threshold: until SCRIPT KILL the server answers every other
-// command, SUBSCRIBE and UNSUBSCRIBE included, with -BUSY.
-class busy_script {
- public:
-  explicit busy_script(redis_server& server)
-      : server_(server), runner_([&server] {
-          try {
-            relock::test::raw_client c(server.host(), server.port(), {}, {}, 30s);
-            c.command({"EVAL", "local x = 0 for i = 1, 2000000000 do x = x + i end return x", "0"});
-          } catch (const std::exception&) {
-          }
-        }) {
-    auto probe = relock::test::raw_client::to(server_);
-    EXPECT_TRUE(wait_until([&] { return probe.command({"PING"}).error_code() == "BUSY"; }, 5s));
-  }
-  ~busy_script() {
-    kill();
-    runner_.join();
-  }
-  void kill() {
-    if (killed_) return;
-    killed_ = true;
-    auto killer = relock::test::raw_client::to(server_);
-    wait_until(
-        [&] {
-          auto r = killer.command({"SCRIPT", "KILL"});
-          return !r.is_error() || r.error_code() == "NOTBUSY";
-        },
-        10s, 20ms);
-  }
-
- private:
-  redis_server& server_;
-  std::thread runner_;
-  bool killed_ = false;
-};
-
 std::size_t refusals(relock::client& c) {
   std::promise<std::size_t> n;
   asio::post(relock::detail::core_of(c)->io(),
@@ -232,7 +195,8 @@ TEST(pubsub, a_subscribe_refused_while_a_script_runs_is_asked_again) {
   std::promise<std::error_code> confirmed;
   subscription s;
   {
-    busy_script busy(server);
+    relock::test::busy_script busy(server);
+    ASSERT_TRUE(busy.wait_until_busy());
     relock::detail::core_of(client)->subscriber().subscribe(
         "refused", box.listener(), [&](std::error_code ec, subscription got) {
           s = std::move(got);
@@ -256,7 +220,8 @@ TEST(pubsub, an_unsubscribe_refused_while_a_script_runs_keeps_the_channel_for_th
   inbox first, second;
   auto s = subscribe(client, "kept", first);
   {
-    busy_script busy(server);
+    relock::test::busy_script busy(server);
+    ASSERT_TRUE(busy.wait_until_busy());
     s.reset();
     ASSERT_TRUE(wait_until([&] { return refusals(client) >= 1; }, 5s));
   }
@@ -271,7 +236,8 @@ TEST(pubsub, an_unsubscribe_refused_while_a_script_runs_keeps_the_channel_for_th
   // Nobody joins this time: the channel is left once the server takes commands again.
   auto lone = subscribe(client, "left", first);
   {
-    busy_script busy(server);
+    relock::test::busy_script busy(server);
+    ASSERT_TRUE(busy.wait_until_busy());
     lone.reset();
     ASSERT_TRUE(wait_until([&] { return refusals(client) >= 2; }, 5s));
   }
