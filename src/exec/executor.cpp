@@ -50,9 +50,10 @@ struct executor::call {
   int redirects = 0;
   std::optional<topology::node> ask;  // the next attempt goes there, behind ASKING
   std::unique_ptr<asio::steady_timer> delay;
-  bool synced = true;       // a write followed by WAIT while replica sync is on
-  int waited_for = 0;       // this attempt's WAIT names so many replicas; 0: no WAIT
-  unsigned sync_waits = 0;  // WAITs answered without an acknowledgement
+  bool synced = true;               // a write followed by WAIT while replica sync is on
+  std::function<void()> on_resent;  // a written copy's connection failed and it goes again
+  int waited_for = 0;               // this attempt's WAIT names so many replicas; 0: no WAIT
+  unsigned sync_waits = 0;          // WAITs answered without an acknowledgement
   bool deadline_extended = false;
   std::shared_ptr<net::connection> via;  // where the last attempt went: a WAIT again goes there
 };
@@ -219,17 +220,18 @@ void executor::run(std::string_view key, resp::request request, result_callback 
 }
 
 void executor::eval(const script& s, std::vector<std::string> keys, std::vector<std::string> args,
-                    result_callback callback, bool idempotent, std::chrono::milliseconds timeout,
-                    bool synced) {
+                    result_callback callback, eval_options options) {
   auto c = std::make_shared<call>();
-  c->synced = synced;
+  c->synced = options.synced;
+  c->on_resent = std::move(options.on_resent);
   c->code = &s;
   c->key = keys.empty() ? std::string() : keys.front();
   c->keys = std::move(keys);
   c->args = std::move(args);
   c->callback = std::move(callback);
-  c->idempotent = idempotent;
-  c->deadline = net::clock::now() + (timeout.count() > 0 ? timeout : options_.command_timeout);
+  c->idempotent = options.idempotent;
+  c->deadline = net::clock::now() +
+                (options.timeout.count() > 0 ? options.timeout : options_.command_timeout);
   on_io([this, c = std::move(c)]() mutable { send(std::move(c)); });
 }
 
@@ -335,6 +337,7 @@ void executor::on_reply(std::shared_ptr<call> c, node_pool& from, std::error_cod
       // A migrating slot sends a multi-key script through ASK to TRYAGAIN until it ends: the
       // deadline bounds that, not the redirect count.
       c->redirects = 0;
+      if (a.connection_failed && c->on_resent) c->on_resent();
       retry_later(std::move(c));
       break;
     case next_step::complete:

@@ -74,6 +74,21 @@ struct executor_options {
   std::function<void(log_level, std::string_view)> log{};
 };
 
+// How one script call may be sent.
+struct eval_options {
+  // Renewals and latch-protected releases may be resent after a lost connection; others never.
+  bool idempotent = false;
+  // Overrides the command timeout when above zero.
+  std::chrono::milliseconds timeout{0};
+  // False sends a writing script without WAIT (relock's own cleanups, which must not wait on
+  // the replica that refused the write).
+  bool synced = true;
+  // Called (I/O thread) each time a copy already written goes again after its connection
+  // failed: the first copy may still reach the server later (a healed partition delivers held
+  // bytes), so whatever guards against a second run must outlive it.
+  std::function<void()> on_resent{};
+};
+
 using pool = std::vector<std::shared_ptr<net::connection>>;
 // Makes (and starts) the connections of a node first met in a cluster.
 using pool_factory = std::function<pool(const topology::node&)>;
@@ -93,14 +108,9 @@ class executor {
   void run(std::string_view key, resp::request request, result_callback callback,
            bool idempotent = false);
 
-  // EVALSHA with the script's local SHA; routed by keys[0]. `idempotent` scripts (renewals,
-  // latch-protected releases) may be resent after a lost connection; others never are.
-  // `timeout` overrides the command timeout. `synced`: false sends a writing script without
-  // WAIT (relock's own cleanups, which must not wait on the replica that refused the write).
+  // EVALSHA with the script's local SHA; routed by keys[0].
   void eval(const script& s, std::vector<std::string> keys, std::vector<std::string> args,
-            result_callback callback, bool idempotent = false,
-            std::chrono::milliseconds timeout = std::chrono::milliseconds::zero(),
-            bool synced = true);
+            result_callback callback, eval_options options = {});
 
   bool on_io_thread() const { return io_.get_executor().running_in_this_thread(); }
   asio::io_context& io() { return io_; }

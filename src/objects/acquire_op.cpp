@@ -263,7 +263,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
           if (r.integer != 1) return done(errc::not_owner, "the try had granted nothing");
           done({}, {});
         },
-        /*idempotent=*/true, settings.unlock_latch_ttl, /*synced=*/false);
+        {.idempotent = true, .timeout = settings.unlock_latch_ttl, .synced = false});
   }
 
   // The wait ends without the hold: the kind cleans what its tries left (a place in a queue).
@@ -287,7 +287,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
           }
           core->sweeper().discard(std::move(latch));
         },
-        /*idempotent=*/true, settings.unlock_latch_ttl);
+        {.idempotent = true, .timeout = settings.unlock_latch_ttl});
   }
 
   void finish(const acquire_fsm::action& a) {

@@ -91,27 +91,28 @@ class transfer_task : public std::enable_shared_from_this<transfer_task>, public
   }
 
   void transfer() {
-    core_->executor().eval(
-        transfer_script, {destination_, timeouts_, list_},
-        {std::to_string(wall_clock_ms()), batch, layout_},
-        [self = shared_from_this()](std::error_code ec, resp::reply r) {
-          if (self->stopped_) return;
-          const auto now = wall_clock_ms();
-          if (ec) {
-            if (!self->reported_) {
-              self->core_->log(log_level::error, "delayed queue '" + self->destination_ +
-                                                     "': the transfer failed: " +
-                                                     (r.str.empty() ? ec.message() : r.str));
-            }
-            self->reported_ = true;
-            return self->act(self->schedule_.transfer_failed(now));
-          }
-          self->reported_ = false;
-          std::optional<std::int64_t> next;
-          if (!r.is_nil()) next = r.is_integer() ? r.integer : millis_of(r.str).value_or(now);
-          self->act(self->schedule_.transferred(next, now));
-        },
-        /*idempotent=*/true);
+    core_->executor().eval(transfer_script, {destination_, timeouts_, list_},
+                           {std::to_string(wall_clock_ms()), batch, layout_},
+                           [self = shared_from_this()](std::error_code ec, resp::reply r) {
+                             if (self->stopped_) return;
+                             const auto now = wall_clock_ms();
+                             if (ec) {
+                               if (!self->reported_) {
+                                 self->core_->log(log_level::error,
+                                                  "delayed queue '" + self->destination_ +
+                                                      "': the transfer failed: " +
+                                                      (r.str.empty() ? ec.message() : r.str));
+                               }
+                               self->reported_ = true;
+                               return self->act(self->schedule_.transfer_failed(now));
+                             }
+                             self->reported_ = false;
+                             std::optional<std::int64_t> next;
+                             if (!r.is_nil())
+                               next = r.is_integer() ? r.integer : millis_of(r.str).value_or(now);
+                             self->act(self->schedule_.transferred(next, now));
+                           },
+                           {.idempotent = true});
   }
 
   std::shared_ptr<client_core> core_;

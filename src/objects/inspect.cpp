@@ -273,37 +273,36 @@ void start_inspect(std::shared_ptr<client_core> core, std::string name, inspect_
                                   objects::semaphore_timeout_key(key)};
     // Reads only, so resending it after a lost connection is harmless.
     exec::executor& executor = core->executor();
-    executor.eval(
-        inspect_script, std::move(keys), {},
-        [&executor, name = std::move(name), key, done = core->guard(std::move(done))](
-            std::error_code ec, resp::reply r) mutable {
-          lock_info info;
-          if (!ec) {
-            info.name = std::move(name);
-            // On the I/O thread, as node_of needs. Asked after the answer, so a MOVED met on
-            // the way has already updated the map.
-            info.node = executor.node_of(key);
-            info.synced_replicas = executor.synced_replicas(key);
-            info.last_acknowledged = executor.last_acknowledged();
-            info.key = std::move(key);
-            ec = decode(r, info);
-          }
-          if (ec) return done(ec, {});
-          if (info.synced_replicas == 0) return done({}, std::move(info));
-          // How far the replicas are, asked of the master that answered.
-          executor.run(
-              info.key, resp::request{"INFO", "replication"},
-              [info = std::move(info), done = std::move(done)](std::error_code ec,
-                                                               resp::reply r) mutable {
-                if (!ec && r.is_string()) {
-                  info.online_replicas = online_replicas(r.str);
-                  info.replicas_acknowledging = caught_up_replicas(r.str);
-                }
-                done({}, std::move(info));
-              },
-              /*idempotent=*/true);
-        },
-        /*idempotent=*/true);
+    executor.eval(inspect_script, std::move(keys), {},
+                  [&executor, name = std::move(name), key, done = core->guard(std::move(done))](
+                      std::error_code ec, resp::reply r) mutable {
+                    lock_info info;
+                    if (!ec) {
+                      info.name = std::move(name);
+                      // On the I/O thread, as node_of needs. Asked after the answer, so a MOVED met
+                      // on the way has already updated the map.
+                      info.node = executor.node_of(key);
+                      info.synced_replicas = executor.synced_replicas(key);
+                      info.last_acknowledged = executor.last_acknowledged();
+                      info.key = std::move(key);
+                      ec = decode(r, info);
+                    }
+                    if (ec) return done(ec, {});
+                    if (info.synced_replicas == 0) return done({}, std::move(info));
+                    // How far the replicas are, asked of the master that answered.
+                    executor.run(
+                        info.key, resp::request{"INFO", "replication"},
+                        [info = std::move(info), done = std::move(done)](std::error_code ec,
+                                                                         resp::reply r) mutable {
+                          if (!ec && r.is_string()) {
+                            info.online_replicas = online_replicas(r.str);
+                            info.replicas_acknowledging = caught_up_replicas(r.str);
+                          }
+                          done({}, std::move(info));
+                        },
+                        /*idempotent=*/true);
+                  },
+                  {.idempotent = true});
   });
 }
 

@@ -62,13 +62,12 @@ void release_now(const std::shared_ptr<client_core>& core, release_request reque
               }
               done({}, {});
             },
-            /*idempotent=*/true,
             // A cleanup may queue behind the very acquire that timed out: give it the latch's
-            // window.
-            cleanup ? settings.unlock_latch_ttl : std::chrono::milliseconds::zero(),
-            // A cleanup undoes a write that may not have been acknowledged: waiting for the same
-            // replica again would only hold up the caller.
-            /*synced=*/!cleanup);
+            // window. A cleanup undoes a write that may not have been acknowledged: waiting for
+            // the same replica again would only hold up the caller.
+            {.idempotent = true,
+             .timeout = cleanup ? settings.unlock_latch_ttl : std::chrono::milliseconds::zero(),
+             .synced = !cleanup});
       });
 }
 

@@ -159,7 +159,7 @@ void watchdog::send(hold_table::call call) {
           report(lost);
         }
       },
-      /*idempotent=*/true);
+      {.idempotent = true});
 }
 
 void watchdog::report(const hold_table::lost_hold& lost) {
