@@ -9,6 +9,7 @@
 #include "objects/ids.hpp"
 #include "objects/naming.hpp"
 #include "objects/release_op.hpp"
+#include "objects/take_back_book.hpp"
 
 namespace relock::detail {
 namespace {
@@ -88,30 +89,18 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   void send_try() {
     ++timer_generation_;  // a timer armed before this try no longer counts
     timer_.cancel();
-    // A take-back still on its way (resent after a lost connection) must not land after this
-    // try: it would release what the try grants. The try goes once the take-back is answered.
-    if (taking_back_ > 0) {
-      try_after_take_back_ = true;
-      // Redis may stay away for the whole wait: the deadline still ends it, as a try lost then.
-      if (request_.deadline) {
-        const unsigned generation = timer_generation_;
-        timer_.expires_at(*request_.deadline);
-        timer_.async_wait([self = shared_from_this(), generation](std::error_code) {
-          if (generation != self->timer_generation_ ||
-              !std::exchange(self->try_after_take_back_, false)) {
-            return;
-          }
-          self->act(self->fsm_.failed(errc::connection, /*outage=*/true, steady::now()));
-        });
-      }
-      return;
+    // A take-back of this owner on this key (from this acquire or an earlier one) that no answer
+    // has confirmed yet may still land after this try, and release what the try grants. Each
+    // goes again first, under its latch, to wherever the key lives now; the try waits for them.
+    if (!request_.kind->ownerless) {
+      auto pending = core_->take_backs().pending(owner_on_key());
+      if (!pending.empty()) return settle(std::move(pending));
     }
     try_unanswered_ = true;
     waiter_.signalled = false;  // a wake from now on means: something changed, try again
     sent_at_ = steady::now();   // the hold's validity counts from here: the script runs later
     const lock_kind& kind = *request_.kind;
-    // Every try of an ownerless kind has a latch of its own: the last one's take-back has been
-    // answered before this try goes (above), so the old latch is done with.
+    // Every try of an ownerless kind has a latch of its own, which its take-back reads.
     if (kind.take_back != nullptr) {
       try_latch_ = objects::unlock_latch_key(request_.key, objects::random_request_id());
     }
@@ -203,25 +192,83 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   // A try whose reply never came may still have run. If this owner held nothing before (or the
   // kind's grants have no owner), undo whatever it may have taken, so nothing leaks; the undo is
   // latch-protected, so it is harmless when the try did not run.
-  // Every copy of it carries one latch, so once any copy has run the others change nothing;
-  // the next try waits for its answer (send_try), so no copy can run after that try.
+  // An owner's take-back is booked until a copy of it is answered: every later try of this
+  // owner on this key sends it again first (send_try), so no copy can land after that try.
+  // An ownerless kind's take-back returns only what its own try took, whenever it lands.
   void release_if_taken_unseen() {
     const lock_kind& kind = *request_.kind;
     if (kind.ownerless && kind.take_back == nullptr) return;  // a try that changes nothing
     if (!kind.ownerless && core_->watchdog().held_by(request_.key, request_.field)) return;
     if (!std::exchange(try_unanswered_, false)) return;  // no try since the last take-back
-    ++taking_back_;
-    undo_try([self = shared_from_this()](std::error_code ec, std::string) {
-      if (!ec) {
-        self->core_->log(log_level::warning, "released '" + self->request_.key +
-                                                 "' taken by an acquire whose reply "
-                                                 "was lost");
-      }
-      if (--self->taking_back_ == 0 && std::exchange(self->try_after_take_back_, false)) {
-        ++self->timer_generation_;  // the deadline above no longer counts
-        self->send_try();
-      }
-    });
+    if (kind.ownerless) {
+      return undo_try([core = core_, key = request_.key](std::error_code ec, std::string) {
+        if (!ec) log_taken_back(*core, key);
+      });
+    }
+    release_request take_back{request_.key,  request_.channel, request_.owner,  request_.field,
+                              request_.kind, /*cleanup=*/true, request_.permits};
+    take_back.take_back = true;
+    take_back.latch = objects::unlock_latch_key(request_.key, objects::random_request_id());
+    core_->take_backs().add(owner_on_key(), take_back);
+    send_take_back(core_, owner_on_key(), std::move(take_back), [](std::error_code) {});
+  }
+
+  take_back_book::id owner_on_key() const { return {request_.key, request_.owner}; }
+
+  static void log_taken_back(client_core& core, const std::string& key) {
+    core.log(log_level::warning, "released '" + key + "' taken by an acquire whose reply was lost");
+  }
+
+  // One copy of a booked take-back; an answer from the server, whatever it says, means a copy
+  // has run and left its latch: the take-back leaves the book.
+  static void send_take_back(const std::shared_ptr<client_core>& core, take_back_book::id who,
+                             release_request take_back, std::function<void(std::error_code)> then) {
+    std::string latch = take_back.latch;
+    release_now(core, std::move(take_back),
+                [core, who = std::move(who), latch = std::move(latch), then = std::move(then)](
+                    std::error_code ec, std::string) {
+                  if (!outage(ec) && ec != errc::cancelled) {
+                    core->take_backs().answered(who, latch);
+                  }
+                  if (!ec) log_taken_back(*core, who.first);
+                  then(ec);
+                });
+  }
+
+  // The try waits until a copy of each booked take-back sent now has been answered; each copy
+  // waits at most a command timeout, so one queued for a node that died does not hold the try
+  // back for the take-back's whole window. A failure for want of Redis counts as a lost try.
+  void settle(std::vector<release_request> take_backs) {
+    const unsigned round = ++settle_round_;
+    settling_ = take_backs.size();
+    settle_failure_ = {};
+    // Redis may stay away for the whole wait: the deadline still ends it, as a try lost then.
+    if (request_.deadline) {
+      const unsigned generation = timer_generation_;
+      timer_.expires_at(*request_.deadline);
+      timer_.async_wait([self = shared_from_this(), generation, round](std::error_code) {
+        if (generation != self->timer_generation_ || round != self->settle_round_) return;
+        ++self->settle_round_;  // the copies' answers no longer count
+        self->act(self->fsm_.failed(errc::connection, /*outage=*/true, steady::now()));
+      });
+    }
+    for (auto& take_back : take_backs) {
+      take_back.timeout = core_->settings().command_timeout;
+      send_take_back(core_, owner_on_key(), std::move(take_back),
+                     [self = shared_from_this(), round](std::error_code ec) {
+                       if (round != self->settle_round_) return;
+                       if (outage(ec) && !self->settle_failure_) self->settle_failure_ = ec;
+                       if (--self->settling_ > 0) return;
+                       ++self->settle_round_;
+                       if (self->settle_failure_) {
+                         self->last_detail_ = "taking back an earlier lost try failed: " +
+                                              self->settle_failure_.message();
+                         return self->act(self->fsm_.failed(self->settle_failure_,
+                                                            /*outage=*/true, steady::now()));
+                       }
+                       self->send_try();  // a take-back booked meanwhile goes first too
+                     });
+    }
   }
 
   // One hold goes back (a re-entry only counts down), under a latch of its own: the try
@@ -307,6 +354,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     if (queued_) core_->waiters().leave(waiter_, acquired);
     queued_ = false;
     ++timer_generation_;
+    ++settle_round_;  // take-back copies still out no longer lead to a try
     timer_.cancel();
     stop_callback_.reset();
     std::string detail;
@@ -342,10 +390,11 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   std::string token_;             // what the acquiring reply handed out (a kind with tokens)
   std::int64_t holds_ = 0;        // the owner's holds after it, when the kind's reply says
   steady::time_point sent_at_{};  // when the last try went out
-  int taking_back_ = 0;           // take-back releases not answered yet
-  bool try_after_take_back_ = false;  // a try waits for them
-  bool try_unanswered_ = false;       // a try went out and no take-back has covered it since
-  std::string try_latch_;             // an ownerless kind's: the last try's latch
+  unsigned settle_round_ = 0;     // bumps when a wait for take-backs ends: older answers do nothing
+  std::size_t settling_ = 0;      // take-back copies the next try still waits for
+  std::error_code settle_failure_;  // the first of them that failed for want of Redis
+  bool try_unanswered_ = false;     // a try went out and no take-back has covered it since
+  std::string try_latch_;           // an ownerless kind's: the last try's latch
   std::optional<std::stop_callback<std::function<void()>>> stop_callback_;
 };
 

@@ -54,7 +54,7 @@ script_call release_call(const release_context& c) {
       queue_keys(c.key, c.channel, c.latch),
       {"0", std::to_string(c.lease.count()), std::string(c.owner), std::to_string(c.queue.now_ms),
        std::string(c.publish_command), std::to_string(c.latch_ttl.count()),
-       std::to_string(c.queue.unheard_head_timeout.count())}};
+       std::to_string(c.queue.unheard_head_timeout.count()), c.take_back ? "1" : "0"}};
 }
 
 script_call force_release_call(const force_release_context& c) {

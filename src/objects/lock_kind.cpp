@@ -59,9 +59,10 @@ script_call acquire_call(const acquire_context& c) {
 }
 
 script_call release_call(const release_context& c) {
-  return {{std::string(c.key), std::string(c.channel), std::string(c.latch)},
-          {"0", std::to_string(c.lease.count()), std::string(c.owner),
-           std::string(c.publish_command), std::to_string(c.latch_ttl.count())}};
+  return {
+      {std::string(c.key), std::string(c.channel), std::string(c.latch)},
+      {"0", std::to_string(c.lease.count()), std::string(c.owner), std::string(c.publish_command),
+       std::to_string(c.latch_ttl.count()), c.take_back ? "1" : "0"}};
 }
 
 script_call force_release_call(const force_release_context& c) {

@@ -82,6 +82,9 @@ struct release_context {
   std::chrono::milliseconds latch_ttl;
   queue_timing queue{};
   std::int64_t permits = 1;  // a semaphore's: how many go back
+  // The undo of a try whose reply was lost: the script writes the latch even when it finds no
+  // hold, so later copies of it, and the try, change nothing (data-layout §8).
+  bool take_back = false;
 };
 
 struct force_release_context {

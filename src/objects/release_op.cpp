@@ -18,12 +18,22 @@ void release_now(const std::shared_ptr<client_core>& core, release_request reque
                                      "' held by " + request.field +
                                      " was lost before this unlock (it expired or was deleted)");
   }
-  std::string latch = objects::unlock_latch_key(request.key, objects::random_request_id());
+  std::string latch = !request.latch.empty()
+                          ? request.latch
+                          : objects::unlock_latch_key(request.key, objects::random_request_id());
   const auto& settings = core->settings();
   const bool cleanup = request.cleanup;
   auto call = request.kind->release_call(release_context{
       request.key, request.owner, request.channel, latch, core->publish_command(), plan.lease,
-      settings.unlock_latch_ttl, queue_timing_of(*core), request.permits});
+      settings.unlock_latch_ttl, queue_timing_of(*core), request.permits, request.take_back});
+  // A copy written on a connection that then failed may still run after the one that answers:
+  // its latch must outlive it, so it is left to expire instead of being deleted.
+  auto resent = std::make_shared<bool>(request.take_back);
+  // A cleanup may queue behind the very acquire that timed out: it gets the latch's window
+  // unless told otherwise.
+  const auto timeout = request.timeout.count() > 0 ? request.timeout
+                       : cleanup                   ? settings.unlock_latch_ttl
+                                                   : std::chrono::milliseconds::zero();
   // The latch makes the release safe to resend after a lost connection. The watchdog sends it,
   // so that no renewal of this hold reaches Redis after it.
   const std::string key = request.key;
@@ -31,12 +41,11 @@ void release_now(const std::shared_ptr<client_core>& core, release_request reque
   core->watchdog().release(
       key, field,
       [core, call = std::move(call), request = std::move(request), known = plan.known,
-       latch = std::move(latch), done = std::move(done), cleanup]() mutable {
-        const auto& settings = core->settings();
+       latch = std::move(latch), done = std::move(done), cleanup, resent, timeout]() mutable {
         core->executor().eval(
             request.kind->release, std::move(call.keys), std::move(call.args),
             [core, request = std::move(request), known, latch = std::move(latch),
-             done = std::move(done)](std::error_code ec, resp::reply r) mutable {
+             done = std::move(done), resent](std::error_code ec, resp::reply r) mutable {
               core->watchdog().release_answered(request.key, request.field);
               // Released on the master, but no replica acknowledged it: the caller hears so once
               // the release is booked like any other.
@@ -53,8 +62,9 @@ void release_now(const std::shared_ptr<client_core>& core, release_request reque
                                                  "' is not held by " + request.field);
               }
               if (r.integer == 1) core->watchdog().forget(request.key, request.field);
-              // The release has completed: its latch has done its work.
-              core->sweeper().discard(std::move(latch));
+              // The release has completed: its latch has done its work, unless another copy of
+              // it may still be on its way.
+              if (!*resent) core->sweeper().discard(std::move(latch));
               if (unsynced) {
                 return done(errc::no_synced_replicas,
                             std::string(request.kind->what) + " '" + request.key +
@@ -62,12 +72,11 @@ void release_now(const std::shared_ptr<client_core>& core, release_request reque
               }
               done({}, {});
             },
-            // A cleanup may queue behind the very acquire that timed out: give it the latch's
-            // window. A cleanup undoes a write that may not have been acknowledged: waiting for
-            // the same replica again would only hold up the caller.
-            {.idempotent = true,
-             .timeout = cleanup ? settings.unlock_latch_ttl : std::chrono::milliseconds::zero(),
-             .synced = !cleanup});
+            // A cleanup undoes a write that may not have been acknowledged: waiting for the same
+            // replica again would only hold up the caller.
+            {.idempotent = true, .timeout = timeout, .synced = !cleanup, .on_resent = [resent] {
+               *resent = true;
+             }});
       });
 }
 

@@ -2,6 +2,7 @@
 // unlock latch (data-layout §1), then delete the latch.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -20,8 +21,14 @@ struct release_request {
   std::string owner;  // "<client-id>:<owner-id>"
   std::string field;  // the kind's hash field for the owner
   const lock_kind* kind = nullptr;
-  bool cleanup = false;      // undoing an acquire whose outcome is unknown: no local hold to count
+  bool cleanup = false;      // relock's own undo of a grant: no local hold to count
   std::int64_t permits = 1;  // a semaphore's: how many go back
+  // A take-back: the undo of a try whose reply was lost, under the try's own latch (`latch`).
+  // The script leaves the latch even when it finds no hold, and it is never deleted early, so a
+  // copy of this release or the try itself reaching Redis later changes nothing (data-layout §8).
+  bool take_back = false;
+  std::string latch{};                   // empty: a fresh one
+  std::chrono::milliseconds timeout{0};  // above zero: overrides the cleanup's latch window
 };
 
 // (error, detail naming the lock and owner). not_owner: the owner held nothing; lock_lost: it

@@ -41,13 +41,14 @@ script_call read_release_call(const release_context& c) {
       {std::string(c.key), std::string(c.channel), objects::rwlock_timeout_prefix(c.key, c.owner),
        objects::rwlock_key_prefix(c.key), std::string(c.latch)},
       {"0", read_field(c.owner), std::string(c.publish_command),
-       std::to_string(c.latch_ttl.count())}};
+       std::to_string(c.latch_ttl.count()), c.take_back ? "1" : "0"}};
 }
 
 script_call write_release_call(const release_context& c) {
-  return {{std::string(c.key), std::string(c.channel), std::string(c.latch)},
-          {"1", std::to_string(c.lease.count()), write_field(c.owner),
-           std::string(c.publish_command), std::to_string(c.latch_ttl.count())}};
+  return {
+      {std::string(c.key), std::string(c.channel), std::string(c.latch)},
+      {"1", std::to_string(c.lease.count()), write_field(c.owner), std::string(c.publish_command),
+       std::to_string(c.latch_ttl.count()), c.take_back ? "1" : "0"}};
 }
 
 script_call force_release_call(const force_release_context& c) {

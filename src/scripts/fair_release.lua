@@ -3,9 +3,18 @@
 -- <channel>:<owner>), KEYS[5] unlock latch for this request.
 -- ARGV[1] message, ARGV[2] lease to restore, ARGV[3] owner field, ARGV[4] now (Unix ms),
 -- ARGV[5] publish command (or commands joined by '+'), ARGV[6] latch TTL ms, ARGV[7] how long a
--- head that is told but not listening has to try again (ms).
+-- head that is told but not listening has to try again (ms), ARGV[8] 1 for a take-back (see
+-- not_held).
 -- nil: not a holder (a free lock's head waiter is told all the same). 0: still held
 -- (re-entered). 1: released, the head waiter told.
+-- A take-back (ARGV[8] = 1) leaves its latch even when it finds no hold: a copy of it, or the
+-- try it undoes, reaching Redis later then changes nothing. The empty value reads as nil.
+local function not_held(latch, ttl, take_back)
+  if take_back == '1' then
+    redis.call('set', latch, '', 'px', ttl)
+  end
+  return nil
+end
 local data, answer = read_latched_fair_data(KEYS[5])
 if not data then
   return answer
@@ -14,10 +23,10 @@ local now = tonumber(ARGV[4])
 drop_the_dead(data, now)
 if data.free then
   tell_head(data, KEYS[4], ARGV[1], ARGV[5], now, tonumber(ARGV[7]))
-  return nil
+  return not_held(KEYS[5], ARGV[6], ARGV[8])
 end
 if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
-  return nil
+  return not_held(KEYS[5], ARGV[6], ARGV[8])
 end
 if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
   redis.call('pexpire', KEYS[1], ARGV[2])

@@ -2,10 +2,19 @@
 -- KEYS[1] lock hash, KEYS[2] channel, KEYS[3] this owner's read-hold timeout prefix,
 -- KEYS[4] the key prefix every owner's timeout keys start with (rwlock_key_prefix),
 -- KEYS[5] unlock latch for this request.
--- ARGV[1] message (0), ARGV[2] owner field, ARGV[3] publish command (or commands joined by '+': PUBLISH+SPUBLISH), ARGV[4] latch TTL ms.
+-- ARGV[1] message (0), ARGV[2] owner field, ARGV[3] publish command (or commands joined by '+': PUBLISH+SPUBLISH), ARGV[4] latch TTL ms,
+-- ARGV[5] 1 for a take-back (see not_held).
 -- nil: not a holder (when the lock is gone altogether, waiters are told anyway, as Redisson
 -- does). 0: still held (by this owner or others). 1: released, waiters told.
 -- WRONGTYPE error: not a read-write lock, nothing changed.
+-- A take-back (ARGV[5] = 1) leaves its latch even when it finds no hold: a copy of it, or the
+-- try it undoes, reaching Redis later then changes nothing. The empty value reads as nil.
+local function not_held(latch, ttl, take_back)
+  if take_back == '1' then
+    redis.call('set', latch, '', 'px', ttl)
+  end
+  return nil
+end
 local earlier = redis.call('get', KEYS[5])
 if earlier then
   return tonumber(earlier)
@@ -15,7 +24,7 @@ if kind == 'none' then
   for command in string.gmatch(ARGV[3], '[^+]+') do
     redis.call(command, KEYS[2], ARGV[1])
   end
-  return nil
+  return not_held(KEYS[5], ARGV[4], ARGV[5])
 end
 if kind ~= 'hash' then
   return redis.error_reply('WRONGTYPE the key holds a ' .. kind .. ', not a read-write lock')
@@ -25,7 +34,7 @@ if mode ~= 'read' and mode ~= 'write' then
   return redis.error_reply('WRONGTYPE the key holds a hash that is not a read-write lock')
 end
 if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
-  return nil
+  return not_held(KEYS[5], ARGV[4], ARGV[5])
 end
 local left = redis.call('hincrby', KEYS[1], ARGV[2], -1)
 if left <= 0 then

@@ -1,11 +1,20 @@
 -- Read-write lock: release one write hold (data-layout §1 unlock latch, §4).
 -- KEYS[1] lock hash, KEYS[2] channel, KEYS[3] unlock latch for this request.
 -- ARGV[1] message (1), ARGV[2] lease to restore, ARGV[3] owner field .. ':write',
--- ARGV[4] publish command (or commands joined by '+': PUBLISH+SPUBLISH), ARGV[5] latch TTL ms.
+-- ARGV[4] publish command (or commands joined by '+': PUBLISH+SPUBLISH), ARGV[5] latch TTL ms,
+-- ARGV[6] 1 for a take-back (see not_held).
 -- nil: not the writer (when the lock is gone altogether, waiters are told anyway, as Redisson
 -- does). 0: still held (re-entered). 1: the write side is released and waiters are told: the
 -- hash is gone, or the owner's own read holds remain (a downgrade: mode becomes read).
 -- WRONGTYPE error: not a read-write lock, nothing changed.
+-- A take-back (ARGV[6] = 1) leaves its latch even when it finds no hold: a copy of it, or the
+-- try it undoes, reaching Redis later then changes nothing. The empty value reads as nil.
+local function not_held(latch, ttl, take_back)
+  if take_back == '1' then
+    redis.call('set', latch, '', 'px', ttl)
+  end
+  return nil
+end
 local earlier = redis.call('get', KEYS[3])
 if earlier then
   return tonumber(earlier)
@@ -15,7 +24,7 @@ if kind == 'none' then
   for command in string.gmatch(ARGV[4], '[^+]+') do
     redis.call(command, KEYS[2], ARGV[1])
   end
-  return nil
+  return not_held(KEYS[3], ARGV[5], ARGV[6])
 end
 if kind ~= 'hash' then
   return redis.error_reply('WRONGTYPE the key holds a ' .. kind .. ', not a read-write lock')
@@ -25,7 +34,7 @@ if mode ~= 'read' and mode ~= 'write' then
   return redis.error_reply('WRONGTYPE the key holds a hash that is not a read-write lock')
 end
 if mode ~= 'write' or redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
-  return nil
+  return not_held(KEYS[3], ARGV[5], ARGV[6])
 end
 if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
   redis.call('pexpire', KEYS[1], ARGV[2])
