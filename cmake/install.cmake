@@ -7,13 +7,18 @@ install(TARGETS relock EXPORT relock-targets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY include/relock DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# relock is licensed under the Apache License 2.0 (SPDX: Apache-2.0), as Redisson is; the text
+# goes with every install, as <prefix>/share/doc/relock/LICENSE.
+install(FILES LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # CMake package: find_package(relock) gives relock::relock. Its config looks for the Asio
 # headers again on the user's machine, first where this build found them (ASIO_INCLUDE_DIR).
 install(EXPORT relock-targets NAMESPACE relock:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/relock)
+set(RELOCK_LICENSE_FILE ${CMAKE_INSTALL_DOCDIR}/LICENSE)
 configure_package_config_file(cmake/relock-config.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/relock-config.cmake
-  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/relock)
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/relock
+  PATH_VARS RELOCK_LICENSE_FILE)
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/relock-config-version.cmake
   COMPATIBILITY SameMajorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/relock-config.cmake
@@ -41,7 +46,8 @@ function(relock_install_pc)
   set(RELOCK_PC_PREFIX "${prefix}")
   set(relative_LIBDIR "@CMAKE_INSTALL_LIBDIR@")
   set(relative_INCLUDEDIR "@CMAKE_INSTALL_INCLUDEDIR@")
-  foreach(dir LIBDIR INCLUDEDIR)
+  set(relative_DOCDIR "@CMAKE_INSTALL_DOCDIR@")
+  foreach(dir LIBDIR INCLUDEDIR DOCDIR)
     if(IS_ABSOLUTE "${relative_${dir}}")
       set(RELOCK_PC_${dir} "${relative_${dir}}")
       set(full_${dir} "${relative_${dir}}")
@@ -57,6 +63,7 @@ function(relock_install_pc)
     set(RELOCK_PC_RPATH "")
   endif()
   set(RELOCK_PC_VERSION "@PROJECT_VERSION@")
+  set(RELOCK_PC_LICENSE_FILE "${full_DOCDIR}/LICENSE")
   set(RELOCK_PC_ASIO_CFLAGS "@RELOCK_PC_ASIO_CFLAGS@")
   # A file of its own per install: two installs from one build tree at once do not mix theirs.
   string(RANDOM LENGTH 12 nonce)
