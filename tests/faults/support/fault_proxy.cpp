@@ -4,6 +4,9 @@
 #include <future>
 #include <mutex>
 #include <set>
+#include <string>
+#include <type_traits>
+#include <utility>
 
 #include <asio/ip/tcp.hpp>
 #include <asio/post.hpp>
@@ -26,6 +29,7 @@ struct fault_proxy::state {
   std::atomic<long long> delay_ms{0};
   std::atomic<std::size_t> open{0};
   std::atomic<std::uint64_t> accepted{0};
+  std::atomic<std::uint64_t> orphan_reply_bytes{0};
   std::set<std::shared_ptr<session>> sessions;  // I/O thread only
 };
 
@@ -46,6 +50,40 @@ class session : public std::enable_shared_from_this<session> {
   }
 
   bool lost_bytes() const { return lost_bytes_; }
+
+  // Held directions keep what they read, in order, instead of forwarding it.
+  void hold(bool requests) {
+    if (closed_) return;
+    hold_down_ = true;
+    hold_up_ = hold_up_ || requests;
+  }
+  bool held() const { return hold_down_ || hold_up_; }
+  std::size_t held_request_bytes() const { return held_up_.size(); }
+  std::size_t held_reply_bytes() const { return held_down_.size(); }
+
+  // The client side ends with a reset; the server side stays, with what it holds.
+  void cut() {
+    if (closed_ || cut_) return;
+    cut_ = true;
+    std::error_code ignored;
+    client_.set_option(asio::socket_base::linger(true, 0), ignored);
+    client_.close(ignored);
+    state_.orphan_reply_bytes += held_down_.size();
+    held_down_.clear();
+  }
+
+  // What was held goes on, in order; later bytes queue behind it until it is written.
+  void release() {
+    if (closed_) return;
+    flush_held(server_, held_up_, hold_up_);
+    if (cut_) {
+      state_.orphan_reply_bytes += held_down_.size();
+      held_down_.clear();
+      hold_down_ = false;
+    } else {
+      flush_held(client_, held_down_, hold_down_);
+    }
+  }
 
   // `reset`: SO_LINGER 0, so the peers see a reset, not an orderly end.
   void close(bool reset) {
@@ -69,14 +107,40 @@ class session : public std::enable_shared_from_this<session> {
   void pump(tcp::socket& from, tcp::socket& to, direction& d, bool is_reply) {
     from.async_read_some(asio::buffer(d.buffer), [self = shared_from_this(), &from, &to, &d,
                                                   is_reply](std::error_code ec, std::size_t n) {
+      // A cut client: its side is gone on purpose, the server side stays.
+      if (ec && self->cut_ && !is_reply) return;
       if (ec) return self->close(false);
       self->deliver(from, to, d, is_reply, n);
     });
   }
 
+  // Writes `held` to `to`, then again whatever was held meanwhile, and only then lets the
+  // direction pass: its bytes keep their order.
+  void flush_held(tcp::socket& to, std::string& held, bool& holding) {
+    if (held.empty()) {
+      holding = false;
+      return;
+    }
+    auto bytes = std::make_shared<std::string>(std::exchange(held, {}));
+    asio::async_write(
+        to, asio::buffer(*bytes),
+        [self = shared_from_this(), bytes, &to, &held, &holding](std::error_code ec, std::size_t) {
+          if (ec) return self->close(false);
+          self->flush_held(to, held, holding);
+        });
+  }
+
   // What the current mode does with a chunk that was read.
   void deliver(tcp::socket& from, tcp::socket& to, direction& d, bool is_reply, std::size_t n) {
     if (closed_) return;
+    if (is_reply && cut_) {  // nobody to deliver it to
+      state_.orphan_reply_bytes += n;
+      return pump(from, to, d, is_reply);
+    }
+    if (is_reply ? hold_down_ : hold_up_) {
+      (is_reply ? held_down_ : held_up_).append(d.buffer.data(), n);
+      return pump(from, to, d, is_reply);
+    }
     const proxy_mode mode = state_.mode.load();
     if (mode == proxy_mode::drop_replies && is_reply) {
       lost_bytes_ = true;
@@ -120,6 +184,11 @@ class session : public std::enable_shared_from_this<session> {
   bool closed_ = false;
   bool counted_ = false;
   bool lost_bytes_ = false;  // a reply was dropped: reset once the drop is over
+  bool hold_up_ = false;     // what the client sends is held (held_up_)
+  bool hold_down_ = false;   // what the server sends is held (held_down_)
+  bool cut_ = false;         // the client side was reset on purpose; the server side stays
+  std::string held_up_;
+  std::string held_down_;
 };
 
 namespace {
@@ -203,6 +272,69 @@ void fault_proxy::reset_all() {
   });
   done.get_future().wait();
 }
+
+namespace {
+
+// Runs `f` on the proxy's thread and waits for it.
+template <class F>
+auto on_proxy(const std::shared_ptr<fault_proxy::state>& s, F f) {
+  std::promise<decltype(f())> done;
+  asio::post(s->io, [&] {
+    if constexpr (std::is_void_v<decltype(f())>) {
+      f();
+      done.set_value();
+    } else {
+      done.set_value(f());
+    }
+  });
+  return done.get_future().get();
+}
+
+}  // namespace
+
+void fault_proxy::hold_replies() {
+  on_proxy(state_, [s = state_] {
+    for (const auto& x : s->sessions) x->hold(false);
+  });
+}
+
+void fault_proxy::hold_requests() {
+  on_proxy(state_, [s = state_] {
+    for (const auto& x : s->sessions) x->hold(true);
+  });
+}
+
+void fault_proxy::cut_held() {
+  on_proxy(state_, [s = state_] {
+    for (const auto& x : s->sessions) {
+      if (x->held()) x->cut();
+    }
+  });
+}
+
+void fault_proxy::release_held() {
+  on_proxy(state_, [s = state_] {
+    for (const auto& x : s->sessions) x->release();
+  });
+}
+
+std::size_t fault_proxy::held_request_bytes() const {
+  return on_proxy(state_, [s = state_] {
+    std::size_t n = 0;
+    for (const auto& x : s->sessions) n += x->held_request_bytes();
+    return n;
+  });
+}
+
+std::size_t fault_proxy::held_reply_bytes() const {
+  return on_proxy(state_, [s = state_] {
+    std::size_t n = 0;
+    for (const auto& x : s->sessions) n += x->held_reply_bytes();
+    return n;
+  });
+}
+
+std::uint64_t fault_proxy::orphan_reply_bytes() const { return state_->orphan_reply_bytes.load(); }
 
 std::size_t fault_proxy::connections() const { return state_->open.load(); }
 

@@ -34,6 +34,21 @@ class fault_proxy {
   void drop_replies();  // server->client bytes discarded; those connections reset once it ends
   void blackhole();     // nothing delivered either way, sockets open, all delivered once lifted
   void reset_all();     // every open connection closed with RST
+
+  // One connection's partition while the client goes on over new ones: the connections open
+  // now hold what the server sends them (hold_replies) and also what their client sends
+  // (hold_requests) until release_held; connections accepted later pass. cut_held closes the
+  // held connections' client sides with RST (the client sees a lost connection) and keeps their
+  // server sides: what they hold still reaches the server at release_held, as a healed
+  // partition delivers bytes that a client gave up on. Replies for a cut client are read and
+  // counted (orphan_reply_bytes), never delivered.
+  void hold_replies();
+  void hold_requests();
+  void cut_held();
+  void release_held();
+  std::size_t held_request_bytes() const;
+  std::size_t held_reply_bytes() const;
+  std::uint64_t orphan_reply_bytes() const;
   std::size_t connections() const;  // pairs open now
   std::uint64_t accepted() const;   // connections accepted so far
 

@@ -1,0 +1,171 @@
+// The same-owner race (docs/faults.md): a copy of a release that Redis runs late, after the
+// owner that sent it has been granted the lock again, must change nothing. One connection's
+// bytes are held by the fault proxy while the client goes on over new connections, as a
+// partition holds bytes that a client gave up on and delivers them when it heals.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <string>
+#include <system_error>
+
+#include <relock/client.hpp>
+#include <relock/lock.hpp>
+#include <relock/owner.hpp>
+
+#include "support/fault_proxy.hpp"
+#include "support/raw_client.hpp"
+#include "support/redis_server.hpp"
+#include "support/wait.hpp"
+
+using namespace std::chrono_literals;
+using namespace relock::test;
+
+namespace {
+
+relock::config through(const fault_proxy& proxy) {
+  relock::config c;
+  c.url = "redis://" + proxy.host() + ":" + std::to_string(proxy.port());
+  c.command_timeout = 1s;
+  return c;
+}
+
+// The async forms with plain callbacks, waited for with a deadline.
+std::future<std::pair<std::error_code, bool>> try_lock(relock::Lock& lock, relock::owner who) {
+  auto done = std::make_shared<std::promise<std::pair<std::error_code, bool>>>();
+  auto result = done->get_future();
+  lock.async_try_lock(who, {}, [done](std::error_code ec, bool acquired) {
+    done->set_value({ec, acquired});
+  });
+  return result;
+}
+
+std::future<std::error_code> unlock(relock::Lock& lock, relock::owner who) {
+  auto done = std::make_shared<std::promise<std::error_code>>();
+  auto result = done->get_future();
+  lock.async_unlock(who, [done](std::error_code ec) { done->set_value(ec); });
+  return result;
+}
+
+template <class T>
+T within(std::future<T>& f, std::chrono::milliseconds limit) {
+  if (f.wait_for(limit) != std::future_status::ready) {
+    ADD_FAILURE() << "no answer within " << limit.count() << " ms";
+    return T{};
+  }
+  return f.get();
+}
+
+// The lock hash's fields and counts, as "field=count;...".
+std::string holds_of(raw_client& direct, const std::string& key) {
+  auto r = direct.command({"HGETALL", key});
+  std::string out;
+  for (std::size_t i = 0; i + 1 < r.elements.size(); i += 2) {
+    out += r.elements[i].str + "=" + r.elements[i + 1].str + ";";
+  }
+  return out;
+}
+
+// Lets the held bytes go and waits until the server has answered them (to a client that is
+// gone): by then the late copy has run.
+void land_held_copies(fault_proxy& proxy) {
+  const auto answered_before = proxy.orphan_reply_bytes();
+  proxy.release_held();
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return proxy.held_request_bytes() == 0 && proxy.orphan_reply_bytes() > answered_before;
+      },
+      5s))
+      << "the held copy never reached the server";
+}
+
+// A lock and unlock on another name: the client has finished starting (its first look at the
+// server's replicas answered), so nothing of its start is among what the proxy holds.
+void warm_up(relock::client& client) {
+  auto other = client.lock("warm-up");
+  auto taken = try_lock(other, relock::owner::unique());
+  ASSERT_TRUE(within(taken, 5s).second);
+}
+
+}  // namespace
+
+// A try is granted but its reply is lost; its take-back is held on that connection, which the
+// client then gives up on. The same owner (the calling thread, as std::unique_lock would use)
+// locks again at once on a new connection; then the held take-back reaches Redis. It must not
+// release the new hold.
+TEST(same_owner_race, a_late_take_back_leaves_the_owners_next_hold_alone) {
+  redis_server server;
+  fault_proxy proxy(server.host(), server.port());
+  raw_client direct = raw_client::to(server);
+  relock::client client(through(proxy));
+  auto lock = client.lock("same-owner-take-back");
+  const auto me = relock::owner::current_thread();
+  warm_up(client);
+
+  // The try runs and grants, but the client never hears.
+  proxy.hold_replies();
+  auto first = try_lock(lock, me);
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return holds_of(direct, "same-owner-take-back") != "" && proxy.held_reply_bytes() > 0;
+      },
+      5s))
+      << "the try never ran, or its reply was not held";
+  // Its take-back is held as well: a partition of that one connection.
+  proxy.hold_requests();
+  auto [first_error, first_acquired] = within(first, 5s);
+  EXPECT_TRUE(first_error) << "the first try should have ended without an answer";
+  EXPECT_FALSE(first_acquired);
+  ASSERT_TRUE(wait_until([&] { return proxy.held_request_bytes() > 0; }, 5s))
+      << "the take-back never went out";
+
+  // The client gives the connection up; the owner locks again at once, over a new one.
+  proxy.cut_held();
+  auto second = try_lock(lock, me);
+  auto [second_error, second_acquired] = within(second, 10s);
+  ASSERT_FALSE(second_error) << second_error.message();
+  ASSERT_TRUE(second_acquired);
+  const std::string held = holds_of(direct, "same-owner-take-back");
+  EXPECT_NE(held, "");
+
+  // The partition heals: the held take-back runs now, and changes nothing.
+  land_held_copies(proxy);
+  EXPECT_EQ(holds_of(direct, "same-owner-take-back"), held);
+  auto released = unlock(lock, me);
+  EXPECT_FALSE(within(released, 5s));
+  EXPECT_EQ(holds_of(direct, "same-owner-take-back"), "");
+}
+
+// An unlock's first copy is held, the client gives its connection up, and the unlock completes
+// through a copy sent again on a new connection. The owner locks again; then the first copy
+// reaches Redis. It must not release the new hold.
+TEST(same_owner_race, a_late_copy_of_an_unlock_leaves_the_owners_next_hold_alone) {
+  redis_server server;
+  fault_proxy proxy(server.host(), server.port());
+  raw_client direct = raw_client::to(server);
+  relock::client client(through(proxy));
+  auto lock = client.lock("same-owner-unlock");
+  const auto me = relock::owner::current_thread();
+
+  warm_up(client);
+  auto taken = try_lock(lock, me);
+  ASSERT_TRUE(within(taken, 5s).second);
+  proxy.hold_requests();
+  auto released = unlock(lock, me);
+  ASSERT_TRUE(wait_until([&] { return proxy.held_request_bytes() > 0; }, 5s));
+  proxy.cut_held();
+  EXPECT_FALSE(within(released, 10s)) << "the unlock should complete through its second copy";
+  EXPECT_EQ(holds_of(direct, "same-owner-unlock"), "");
+
+  auto again = try_lock(lock, me);
+  auto [ec, acquired] = within(again, 10s);
+  ASSERT_FALSE(ec) << ec.message();
+  ASSERT_TRUE(acquired);
+  const std::string held = holds_of(direct, "same-owner-unlock");
+  EXPECT_NE(held, "");
+
+  land_held_copies(proxy);
+  EXPECT_EQ(holds_of(direct, "same-owner-unlock"), held);
+  auto last = unlock(lock, me);
+  EXPECT_FALSE(within(last, 5s));
+}
