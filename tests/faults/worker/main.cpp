@@ -1,8 +1,9 @@
 // relock_fault_worker: one process of the fault suite. A relock client (public API only) whose
 // threads take locks over a few names (fenced or plain reentrant, each hold with an owner of its
-// own), write the register while they believe they hold them, and release; every step goes to
-// the process's history file (HISTORY.md). Runs until its end time, then exits 0; the harness
-// may kill, stop or starve it at any moment.
+// own, or with reuse_owners=1 the thread's own owner for every hold, as applications that lock
+// from a thread without naming an owner do), write the register while they believe they hold
+// them, and release; every step goes to the process's history file (HISTORY.md). Runs until its
+// end time, then exits 0; the harness may kill, stop or starve it at any moment.
 //
 //   relock_fault_worker url=redis://... register=127.0.0.1:PORT names=a,b,c process=w1
 //                       out=DIR/w1.jsonl until_ns=T [threads=4] [fenced_percent=80] ...
@@ -53,6 +54,7 @@ struct options {
   std::int64_t stop_at_token = 0;  // stop once a fenced acquire hands out this token (0: never)
   int writes_max = 2;              // writes per hold: 1 to this
   std::string stop_file;           // stop once this file exists
+  bool reuse_owners = false;       // every hold of a thread has the thread's owner
 };
 
 std::vector<std::string> split(const std::string& s, char by) {
@@ -94,6 +96,7 @@ options parse(int argc, char** argv) {
   num("stop_at_token", o.stop_at_token);
   num("writes_max", o.writes_max);
   if (auto it = kv.find("stop_file"); it != kv.end()) o.stop_file = it->second;
+  if (auto it = kv.find("reuse_owners"); it != kv.end()) o.reuse_owners = it->second == "1";
   return o;
 }
 
@@ -175,11 +178,15 @@ class worker {
     const std::string name =
         o_.names[static_cast<std::size_t>(uniform(rng, 0, static_cast<int>(o_.names.size()) - 1))];
     const bool fenced = uniform(rng, 1, 100) <= o_.fenced_percent;
-    const relock::owner who = relock::owner::unique();
+    const relock::owner who =
+        o_.reuse_owners ? relock::owner::current_thread() : relock::owner::unique();
     relock::FencedLock lk = client_.fenced_lock(name);
     relock::Lock plain = client_.lock(name);
     relock::Lock& handle = fenced ? static_cast<relock::Lock&>(lk) : plain;
-    const std::string owner = handle.owner_field(who);
+    // The history names each hold by its owner field; a reused owner's holds are told apart by
+    // a count after it, which the checker treats as another owner (HISTORY.md).
+    const std::string owner =
+        handle.owner_field(who) + (o_.reuse_owners ? "/" + std::to_string(++holds_) : "");
     // Never past the end: the harness waits for every worker to stop by then.
     const auto left = std::max<std::int64_t>(0, (o_.until_ns - monotonic_ns()) / 1'000'000);
     const auto wait =
@@ -292,6 +299,7 @@ class worker {
 
   options o_;
   std::atomic<bool> stop_{false};
+  std::atomic<std::int64_t> holds_{0};  // a reused owner's holds, numbered
   relock::client& client_;
   relock::test::history& history_;
 };
