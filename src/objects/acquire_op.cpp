@@ -100,8 +100,9 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     waiter_.signalled = false;  // a wake from now on means: something changed, try again
     sent_at_ = steady::now();   // the hold's validity counts from here: the script runs later
     const lock_kind& kind = *request_.kind;
-    // Every try of an ownerless kind has a latch of its own, which its take-back reads.
-    if (kind.take_back != nullptr) {
+    // Every try that can be taken back has a latch of its own: an ownerless kind's try writes
+    // it when it grants, an owner's take-back writes it, and the try reads it (lock_kind.hpp).
+    if (kind.take_back != nullptr || !kind.ownerless) {
       try_latch_ = objects::unlock_latch_key(request_.key, objects::random_request_id());
     }
     auto call = kind.acquire_call(acquire_context{
@@ -208,7 +209,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     release_request take_back{request_.key,  request_.channel, request_.owner,  request_.field,
                               request_.kind, /*cleanup=*/true, request_.permits};
     take_back.take_back = true;
-    take_back.latch = objects::unlock_latch_key(request_.key, objects::random_request_id());
+    take_back.latch = try_latch_;
     core_->take_backs().add(owner_on_key(), take_back);
     send_take_back(core_, owner_on_key(), std::move(take_back), [](std::error_code) {});
   }
@@ -394,7 +395,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   std::size_t settling_ = 0;      // take-back copies the next try still waits for
   std::error_code settle_failure_;  // the first of them that failed for want of Redis
   bool try_unanswered_ = false;     // a try went out and no take-back has covered it since
-  std::string try_latch_;           // an ownerless kind's: the last try's latch
+  std::string try_latch_;           // the last try's latch (lock_kind.hpp, acquire_context)
   std::optional<std::stop_callback<std::function<void()>>> stop_callback_;
 };
 

@@ -40,11 +40,13 @@ std::vector<std::string> queue_keys(std::string_view key, std::string_view chann
 }
 
 script_call acquire_call(const acquire_context& c, const char* reentrant) {
-  return {queue_keys(c.key, plain_lock::channel(c.key)),
-          {std::to_string(c.lease.count()), std::string(c.owner),
-           std::to_string(c.queue.wait_timeout.count()), std::to_string(c.queue.now_ms),
-           c.waiting ? "wait" : "once", reentrant,
-           std::to_string(c.queue.unheard_head_timeout.count()), std::string(c.publish_command)}};
+  return with_try_latch(
+      {queue_keys(c.key, plain_lock::channel(c.key)),
+       {std::to_string(c.lease.count()), std::string(c.owner),
+        std::to_string(c.queue.wait_timeout.count()), std::to_string(c.queue.now_ms),
+        c.waiting ? "wait" : "once", reentrant,
+        std::to_string(c.queue.unheard_head_timeout.count()), std::string(c.publish_command)}},
+      c);
 }
 script_call reentrant_acquire_call(const acquire_context& c) { return acquire_call(c, "1"); }
 script_call non_reentrant_acquire_call(const acquire_context& c) { return acquire_call(c, "0"); }

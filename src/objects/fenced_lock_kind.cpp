@@ -14,8 +14,9 @@ namespace {
 const exec::script acquire{"fenced_acquire", scripts::fenced_acquire};
 
 script_call acquire_call(const acquire_context& c) {
-  return {{std::string(c.key), objects::fenced_token_key(c.key)},
-          {std::to_string(c.lease.count()), std::string(c.owner)}};
+  return with_try_latch({{std::string(c.key), objects::fenced_token_key(c.key)},
+                         {std::to_string(c.lease.count()), std::string(c.owner)}},
+                        c);
 }
 
 // {-1, token, holds}: acquired. {PTTL, -1}: refused (a PTTL of -1 is a holder without TTL: the

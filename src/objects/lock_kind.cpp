@@ -23,6 +23,11 @@ queue_timing queue_timing_of(const client_core& core) {
                                           : std::chrono::milliseconds(0)};
 }
 
+script_call with_try_latch(script_call call, const acquire_context& c) {
+  if (!c.try_latch.empty()) call.keys.emplace_back(c.try_latch);
+  return call;
+}
+
 acquire_reply read_lock_reply(const resp::reply& r) {
   using outcome = acquire_reply::outcome;
   if (r.is_nil()) return {.result = outcome::acquired};
@@ -55,7 +60,8 @@ std::string channel(std::string_view key) { return objects::lock_channel(key); }
 std::string waiter_channel(std::string_view key, std::string_view) { return channel(key); }
 
 script_call acquire_call(const acquire_context& c) {
-  return {{std::string(c.key)}, {std::to_string(c.lease.count()), std::string(c.owner)}};
+  return with_try_latch(
+      {{std::string(c.key)}, {std::to_string(c.lease.count()), std::string(c.owner)}}, c);
 }
 
 script_call release_call(const release_context& c) {

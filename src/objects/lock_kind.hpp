@@ -65,8 +65,9 @@ struct acquire_context {
   std::string_view publish_command{};  // a fair lock's try may tell the head waiter
   queue_timing queue{};
   std::int64_t permits = 1;  // a semaphore's: how many the try takes
-  // An ownerless kind with a take-back: this try's latch, written when the try grants, so a
-  // take-back knows what it did (and a try arriving after its take-back grants nothing).
+  // This try's latch. An ownerless kind's try writes it when it grants, so its take-back knows
+  // what it did; an owner's take-back writes it (data-layout §8). Either way a try that reaches
+  // Redis after its take-back finds it and changes nothing.
   std::string_view try_latch{};
   std::chrono::milliseconds latch_ttl{0};
 };
@@ -161,6 +162,10 @@ struct lock_kind {
   const exec::script* take_back = nullptr;
   script_call (*take_back_call)(const take_back_context& c) = nullptr;
 };
+
+// `call` with the try's latch as its last key, when it has one (the lock family's acquire
+// scripts read it as an optional last key).
+script_call with_try_latch(script_call call, const acquire_context& c);
 
 // What the lock family's replies mean where kinds agree: nil acquired, an integer the holder's
 // TTL; the error replies NON_REENTRANT_REACQUIRE and RWLOCK_UPGRADE (a read hold's owner asking

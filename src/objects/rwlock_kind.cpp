@@ -27,13 +27,17 @@ std::string channel(std::string_view key) { return objects::rwlock_channel(key);
 std::string waiter_channel(std::string_view key, std::string_view) { return channel(key); }
 
 script_call read_acquire_call(const acquire_context& c) {
-  return {{std::string(c.key), objects::rwlock_timeout_prefix(c.key, c.owner)},
-          {std::to_string(c.lease.count()), read_field(c.owner), write_field(c.owner)}};
+  return with_try_latch(
+      {{std::string(c.key), objects::rwlock_timeout_prefix(c.key, c.owner)},
+       {std::to_string(c.lease.count()), read_field(c.owner), write_field(c.owner)}},
+      c);
 }
 
 script_call write_acquire_call(const acquire_context& c) {
-  return {{std::string(c.key)},
-          {std::to_string(c.lease.count()), write_field(c.owner), read_field(c.owner)}};
+  return with_try_latch(
+      {{std::string(c.key)},
+       {std::to_string(c.lease.count()), write_field(c.owner), read_field(c.owner)}},
+      c);
 }
 
 script_call read_release_call(const release_context& c) {

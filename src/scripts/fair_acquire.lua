@@ -1,5 +1,6 @@
 -- Fair acquire (data-layout §3), after fair_queue.lua.
 -- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] deadlines, KEYS[4] channel.
+-- KEYS[5] (optional) this try's latch: see below.
 -- ARGV[1] lease ms, ARGV[2] owner field, ARGV[3] queue timeout ms, ARGV[4] now (Unix ms),
 -- ARGV[5] 'wait': a waiting acquire, which joins the queue when refused; 'once': never queues.
 -- ARGV[6] '1' reentrant, '0' not (a second acquire by the holder is refused).
@@ -8,6 +9,10 @@
 -- nil: acquired. An integer: refused, and how long to wait before trying again (ms): until the
 -- holder's lease ends or the head's deadline passes, whichever is first; -1 when the holder set
 -- no TTL and nothing else can change. WRONGTYPE: not a fair lock's data, nothing changed.
+-- A try whose take-back has run (its latch exists) arrived late: it changes nothing.
+if KEYS[5] and redis.call('exists', KEYS[5]) == 1 then
+  return 0
+end
 local data, refused = read_fair_data()
 if not data then
   return refused

@@ -1,9 +1,14 @@
 -- Fenced acquire (data-layout §5): the reentrant acquire, and every acquisition (re-entries
 -- too) takes the next fencing token.
 -- KEYS[1] lock hash, KEYS[2] token counter; ARGV[1] lease ms, ARGV[2] owner field.
+-- KEYS[3] (optional) this try's latch: see below.
 -- {-1, token, holds}: acquired (holds: the owner's count after it; Redisson's own script returns
 -- the first two). {PTTL, -1}: refused (the holder's PTTL, -1 when it has none).
 -- WRONGTYPE: the counter is not a non-negative integer, nothing changed.
+-- A try whose take-back has run (its latch exists) arrived late: it changes nothing.
+if KEYS[3] and redis.call('exists', KEYS[3]) == 1 then
+  return {0, -1}
+end
 local free = redis.call('exists', KEYS[1]) == 0
 if free or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   local kind = redis.call('type', KEYS[2])['ok']

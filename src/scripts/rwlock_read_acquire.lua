@@ -1,9 +1,14 @@
 -- Read-write lock: take a read hold (data-layout §4).
 -- KEYS[1] lock hash, KEYS[2] this owner's read-hold timeout prefix (rwlock_timeout_prefix).
+-- KEYS[3] (optional) this try's latch: see below.
 -- ARGV[1] lease ms, ARGV[2] owner field, ARGV[3] owner field .. ':write'.
 -- nil: acquired. Else the holder's PTTL. WRONGTYPE error: not a read-write lock, nothing changed.
 -- Each read hold n of the owner gets its own string KEYS[2]:n = 1 with PX = its lease, and the
 -- hash lives as long as the longest of them (or the write hold, when longer).
+-- A try whose take-back has run (its latch exists) arrived late: it changes nothing.
+if KEYS[3] and redis.call('exists', KEYS[3]) == 1 then
+  return 0
+end
 local lease = tonumber(ARGV[1])
 local kind = redis.call('type', KEYS[1])['ok']
 if kind == 'none' then

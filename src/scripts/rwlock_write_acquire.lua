@@ -1,9 +1,14 @@
 -- Read-write lock: take a write hold (data-layout §4).
 -- KEYS[1] lock hash. ARGV[1] lease ms, ARGV[2] owner field .. ':write', ARGV[3] owner field.
+-- KEYS[2] (optional) this try's latch: see below.
 -- nil: acquired, or re-entered (the TTL grows by the lease: PTTL + lease, as Redisson does).
 -- Else the holder's PTTL. Errors, nothing changed: WRONGTYPE (not a read-write lock);
 -- RWLOCK_UPGRADE when the owner holds a read hold and no write hold: the write would wait for
 -- its own read for ever (Redisson waits there, redisson/redisson#4796).
+-- A try whose take-back has run (its latch exists) arrived late: it changes nothing.
+if KEYS[2] and redis.call('exists', KEYS[2]) == 1 then
+  return 0
+end
 local lease = tonumber(ARGV[1])
 local kind = redis.call('type', KEYS[1])['ok']
 if kind == 'none' then

@@ -195,3 +195,39 @@ TEST(same_owner_race, a_late_copy_of_an_unlock_leaves_the_owners_next_hold_alone
   auto last = unlock(lock, me);
   EXPECT_FALSE(within(last, 5s));
 }
+
+// A try is held before it reaches Redis, the client gives its connection up, and the try's
+// take-back runs first over a new one, finding nothing. When the held try lands, it must grant
+// nothing: nobody would know of that hold, and it would keep the lock from everyone for its
+// whole lease.
+TEST(same_owner_race, a_try_landing_after_its_take_back_grants_nothing) {
+  redis_server server;
+  fault_proxy proxy(server.host(), server.port());
+  raw_client direct = raw_client::to(server);
+  relock::client client(through(proxy));
+  auto lock = client.lock("late-try");
+  const auto me = relock::owner::current_thread();
+  warm_up(client);
+
+  proxy.hold_requests();
+  auto first = try_lock(lock, me);
+  EXPECT_TRUE(within(first, 5s).first) << "the try should have ended without an answer";
+  ASSERT_TRUE(wait_until([&] { return proxy.held_request_bytes() > 0; }, 5s));
+  proxy.cut_held();
+  // The resent take-back has run once the try's latch exists.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return direct.command({"KEYS", "redisson_unlock_latch:{late-try}:*"}).elements.size() == 1;
+      },
+      5s))
+      << "the take-back never ran";
+
+  land_held_copies(proxy);
+  EXPECT_EQ(holds_of(direct, "late-try"), "");
+  // And the owner can lock and unlock it as if nothing had happened.
+  ASSERT_TRUE(lock_again(lock, me));
+  EXPECT_EQ(holds_of(direct, "late-try").substr(holds_of(direct, "late-try").size() - 3), "=1;");
+  auto released = unlock(lock, me);
+  EXPECT_FALSE(within(released, 5s));
+  EXPECT_EQ(holds_of(direct, "late-try"), "");
+}
