@@ -87,6 +87,14 @@ acquire_fsm::action acquire_fsm::refused(duration holder_ttl, time_point now) {
   return sleep_for(d, now);
 }
 
+// Ride through an outage: the connection reconnects, the subscriber resubscribes; try again
+// while the deadline lasts.
+acquire_fsm::action acquire_fsm::outage_seen(time_point now) {
+  if (deadline_passed(now)) return finish(ending::outage, errc::connection);
+  outage_ = true;
+  return sleep_for(retry_after_outage, now);
+}
+
 acquire_fsm::action acquire_fsm::failed(std::error_code ec, bool outage, time_point now) {
   if (phase_ != phase::trying) return {};
   if (shutting_down_) {
@@ -95,14 +103,7 @@ acquire_fsm::action acquire_fsm::failed(std::error_code ec, bool outage, time_po
     return a;
   }
   if (outage && wait_ && !cancel_requested_) {
-    // Ride through: the connection reconnects, the subscriber resubscribes; try again.
-    action a;
-    if (deadline_passed(now)) {
-      a = finish(ending::outage, errc::connection);
-    } else {
-      outage_ = true;
-      a = sleep_for(retry_after_outage, now);
-    }
+    action a = outage_seen(now);
     a.take_back = true;
     return a;
   }
@@ -126,6 +127,23 @@ acquire_fsm::action acquire_fsm::unsynced(unsigned attempts, time_point now) {
   return sleep_for(retry_after_outage, now);
 }
 
+acquire_fsm::action acquire_fsm::take_backs_booked() {
+  if (phase_ != phase::trying) return {};
+  phase_ = phase::settling;
+  return {.what = step::settle, .until = deadline_};
+}
+
+acquire_fsm::action acquire_fsm::settled(std::error_code ec, time_point now) {
+  if (phase_ != phase::settling) return {};
+  // No try went out: nothing to take back, nothing of this wait's to give up beyond what the
+  // tries before left.
+  if (shutting_down_) return finish(ending::shutdown, errc::cancelled);
+  if (cancel_requested_) return finish(ending::cancelled, errc::cancelled);
+  if (!ec) return try_now();
+  if (!wait_) return finish(ending::outage, ec);
+  return outage_seen(now);
+}
+
 acquire_fsm::action acquire_fsm::subscribed(bool listening) {
   if (phase_ != phase::subscribing) return {};
   listening_ = listening;
@@ -138,6 +156,10 @@ acquire_fsm::action acquire_fsm::woken() {
 }
 
 acquire_fsm::action acquire_fsm::timer(time_point now) {
+  if (phase_ == phase::settling) {
+    // Redis stayed away for the whole wait: the take-backs are still unanswered.
+    return deadline_passed(now) ? finish(ending::outage, errc::connection) : action{};
+  }
   if (phase_ == phase::subscribing) {
     // The subscription is not confirmed by the deadline: the wait is over.
     return deadline_passed(now) ? finish(ending::not_acquired) : action{};
@@ -162,7 +184,7 @@ acquire_fsm::action acquire_fsm::timer(time_point now) {
 acquire_fsm::action acquire_fsm::cancel() {
   if (phase_ == phase::done) return {};
   cancel_requested_ = true;
-  // While a try is under way its reply decides.
+  // While a try is under way its reply decides. Take-backs being sent again are no try.
   if (phase_ == phase::trying) return {};
   return finish(ending::cancelled, errc::cancelled);
 }

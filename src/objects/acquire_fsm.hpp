@@ -7,11 +7,12 @@
 // It decides: when to try again (a wake, a permit, the holder's TTL, a TTL of 0), how long to
 // sleep (the holder's TTL, capped by the caller's deadline; a second when the holder set no TTL;
 // or, for a kind that waits by backoff instead of by message, a growing delay),
-// when to give up (deadline, cancel, shutdown) and with what error, and when a try whose outcome
-// is unknown must be taken back. A wait rides through an outage (connection lost, no reply in
-// time): it retries while the deadline lasts and ends with errc::connection only when the
-// deadline finds Redis still away. While a try is in flight its reply decides, so a hold that
-// was taken is reported (or, at shutdown, given back), never leaked.
+// when to give up (deadline, cancel, shutdown) and with what error, when a try whose outcome
+// is unknown must be taken back, and what happens while take-backs of this owner are sent again
+// before a try (docs/faults.md, the same-owner race). A wait rides through an outage (connection
+// lost, no reply in time): it retries while the deadline lasts and ends with errc::connection only
+// when the deadline finds Redis still away. While a try is in flight its reply decides, so a hold
+// that was taken is reported (or, at shutdown, given back), never leaked.
 //
 // Not thread-safe: one operation drives it, on the I/O thread.
 #pragma once
@@ -51,6 +52,7 @@ class acquire_fsm {
     send_try,   // run the kind's acquire script now
     subscribe,  // join the channel's waiters; try again once the subscription is confirmed
     sleep,      // wait for a wake (a pending wake or permit counts at once), or `until`
+    settle,     // send each booked take-back again; report settled() when all are answered
     finish,     // complete the operation
   };
   // Why an operation finished, so the op can word its detail.
@@ -100,6 +102,13 @@ class acquire_fsm {
   action woken();
   // The timer armed for the last subscribe or sleep fired.
   action timer(time_point now);
+  // Instead of the try just asked for: take-backs of this owner on this key are booked and not
+  // answered yet (take_back_book). They go again first; the try waits for them, to `until` at
+  // most (the deadline: Redis may stay away for the whole wait).
+  action take_backs_booked();
+  // Every copy sent for them was answered (`ec` empty), or one failed for want of Redis (`ec`):
+  // try now, or ride through as after a try lost in an outage.
+  action settled(std::error_code ec, time_point now);
   // The caller's stop_token; the client shutting down.
   action cancel();
   action shutdown();
@@ -108,11 +117,12 @@ class acquire_fsm {
   bool sleeping() const { return phase_ == phase::sleeping; }
 
  private:
-  enum class phase { idle, trying, subscribing, sleeping, done };
+  enum class phase { idle, trying, settling, subscribing, sleeping, done };
 
   action try_now();
   action finish(ending why, std::error_code ec = {});
   action sleep_for(duration d, time_point now);
+  action outage_seen(time_point now);
   std::chrono::microseconds next_jitter(duration d);
   bool deadline_passed(time_point now) const { return deadline_ && now >= *deadline_; }
 

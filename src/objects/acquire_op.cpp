@@ -77,6 +77,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
         return send_try();
       case step::subscribe:
         return subscribe(a.until);
+      case step::settle:
+        return settle(a.until);
       case step::sleep:
         // A wake that came while the try was out, or a message nobody heard: try at once.
         if (waiter_.signalled || core_->waiters().take_permit(waiter_)) return act(fsm_.woken());
@@ -92,9 +94,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     // A take-back of this owner on this key (from this acquire or an earlier one) that no answer
     // has confirmed yet may still land after this try, and release what the try grants. Each
     // goes again first, under its latch, to wherever the key lives now; the try waits for them.
-    if (!request_.kind->ownerless) {
-      auto pending = core_->take_backs().pending(owner_on_key());
-      if (!pending.empty()) return settle(std::move(pending));
+    if (!request_.kind->ownerless && !core_->take_backs().pending(owner_on_key()).empty()) {
+      return act(fsm_.take_backs_booked());
     }
     try_unanswered_ = true;
     waiter_.signalled = false;  // a wake from now on means: something changed, try again
@@ -236,38 +237,28 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
                 });
   }
 
-  // The try waits until a copy of each booked take-back sent now has been answered; each copy
-  // waits at most a command timeout, so one queued for a node that died does not hold the try
-  // back for the take-back's whole window. A failure for want of Redis counts as a lost try.
-  void settle(std::vector<release_request> take_backs) {
+  // A copy of each booked take-back goes now; the machine hears once all are answered. Each
+  // copy waits at most a command timeout, so one queued for a node that died does not hold the
+  // try back for the take-back's whole window.
+  void settle(std::optional<steady::time_point> until) {
+    arm_timer(until);
+    auto take_backs = core_->take_backs().pending(owner_on_key());
     const unsigned round = ++settle_round_;
     settling_ = take_backs.size();
     settle_failure_ = {};
-    // Redis may stay away for the whole wait: the deadline still ends it, as a try lost then.
-    if (request_.deadline) {
-      const unsigned generation = timer_generation_;
-      timer_.expires_at(*request_.deadline);
-      timer_.async_wait([self = shared_from_this(), generation, round](std::error_code) {
-        if (generation != self->timer_generation_ || round != self->settle_round_) return;
-        ++self->settle_round_;  // the copies' answers no longer count
-        self->act(self->fsm_.failed(errc::connection, /*outage=*/true, steady::now()));
-      });
-    }
     for (auto& take_back : take_backs) {
       take_back.timeout = core_->settings().command_timeout;
       send_take_back(core_, owner_on_key(), std::move(take_back),
                      [self = shared_from_this(), round](std::error_code ec) {
-                       if (round != self->settle_round_) return;
+                       if (round != self->settle_round_) return;  // a round the op left
                        if (outage(ec) && !self->settle_failure_) self->settle_failure_ = ec;
                        if (--self->settling_ > 0) return;
                        ++self->settle_round_;
                        if (self->settle_failure_) {
                          self->last_detail_ = "taking back an earlier lost try failed: " +
                                               self->settle_failure_.message();
-                         return self->act(self->fsm_.failed(self->settle_failure_,
-                                                            /*outage=*/true, steady::now()));
                        }
-                       self->send_try();  // a take-back booked meanwhile goes first too
+                       self->act(self->fsm_.settled(self->settle_failure_, steady::now()));
                      });
     }
   }

@@ -299,3 +299,62 @@ TEST(acquire_fsm, a_wait_whose_deadline_finds_writes_unacknowledged_says_so) {
   EXPECT_EQ(a.ec, errc::no_synced_replicas);
   EXPECT_TRUE(a.give_up);  // it was queued
 }
+
+// Take-backs of this owner booked before a try (docs/faults.md, the same-owner race): the try
+// waits until each has been sent again and answered.
+TEST(acquire_fsm, a_try_waits_for_booked_take_backs_then_goes) {
+  acquire_fsm fsm(true, t0 + 5s);
+  EXPECT_EQ(fsm.start().what, step::send_try);
+  auto a = fsm.take_backs_booked();
+  EXPECT_EQ(a.what, step::settle);
+  EXPECT_EQ(a.until, t0 + 5s) << "Redis may stay away for the whole wait";
+  EXPECT_FALSE(a.take_back) << "no try went out";
+  EXPECT_EQ(fsm.woken().what, step::none) << "a wake is no answer";
+  EXPECT_EQ(fsm.timer(t0 + 1s).what, step::none) << "before the deadline the timer is stale";
+  EXPECT_EQ(fsm.settled({}, t0 + 1s).what, step::send_try);
+  EXPECT_EQ(fsm.settled({}, t0 + 1s).what, step::none) << "a second report is stale";
+  EXPECT_EQ(fsm.acquired().why, ending::acquired);
+}
+
+TEST(acquire_fsm, take_backs_unanswered_for_want_of_redis_ride_through_or_end_the_wait) {
+  acquire_fsm wait(true, t0 + 5s);
+  wait.start();
+  wait.take_backs_booked();
+  auto a = wait.settled(errc::timeout, t0 + 1s);
+  EXPECT_EQ(a.what, step::sleep);
+  EXPECT_EQ(a.until, t0 + 1s + acquire_fsm::retry_after_outage);
+  EXPECT_FALSE(a.take_back);
+  EXPECT_EQ(wait.timer(t0 + 1s + acquire_fsm::retry_after_outage).what, step::send_try);
+  wait.take_backs_booked();
+  // The deadline passes while they are still out.
+  a = wait.timer(t0 + 5s);
+  EXPECT_EQ(a.what, step::finish);
+  EXPECT_EQ(a.why, ending::outage);
+  EXPECT_EQ(a.ec, errc::connection);
+
+  acquire_fsm once(false, std::nullopt);
+  once.start();
+  once.take_backs_booked();
+  a = once.settled(errc::connection, t0);
+  EXPECT_EQ(a.what, step::finish);
+  EXPECT_EQ(a.ec, errc::connection) << "a single try reports the outage as it is";
+}
+
+TEST(acquire_fsm, a_cancel_or_shutdown_while_take_backs_are_out_ends_at_once) {
+  acquire_fsm cancelled(true, std::nullopt);
+  cancelled.start();
+  cancelled.take_backs_booked();
+  auto a = cancelled.cancel();
+  EXPECT_EQ(a.what, step::finish);
+  EXPECT_EQ(a.ec, errc::cancelled);
+  EXPECT_FALSE(a.take_back) << "no try is out";
+  EXPECT_EQ(cancelled.settled({}, t0).what, step::none);
+
+  acquire_fsm stopping(true, std::nullopt);
+  stopping.start();
+  stopping.take_backs_booked();
+  a = stopping.shutdown();
+  EXPECT_EQ(a.what, step::finish);
+  EXPECT_EQ(a.why, ending::shutdown);
+  EXPECT_FALSE(a.give_back);
+}
