@@ -336,10 +336,16 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     const bool acquired = a.why == ending::acquired;
     if (acquired && !request_.kind->ownerless) {
       // Recorded before the caller hears of it, so the watchdog never misses a renewal.
-      core_->watchdog().held(
-          request_.key, request_.field, request_.owner, request_.lease,
-          request_.watchdog ? &request_.kind->renew : nullptr, std::move(request_.on_lost),
-          sent_at_, request_.listen_for_loss ? request_.channel : std::string(), token_, holds_);
+      core_->watchdog().held({.key = request_.key,
+                              .field = request_.field,
+                              .owner = request_.owner,
+                              .lease = request_.lease,
+                              .renew = request_.watchdog ? &request_.kind->renew : nullptr,
+                              .on_lost = std::move(request_.on_lost),
+                              .sent_at = sent_at_,
+                              .listen_on = request_.listen_for_loss ? request_.channel : "",
+                              .token = token_,
+                              .holds = holds_});
     }
     if (tracked_) core_->untrack(*this);
     tracked_ = false;

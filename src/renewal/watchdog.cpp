@@ -19,12 +19,13 @@ void watchdog::log(log_level level, const std::string& text) const {
   if (options_.log) options_.log(level, text);
 }
 
-void watchdog::held(const std::string& key, const std::string& field, std::string owner,
-                    std::chrono::milliseconds lease, const renewer* renew,
-                    std::function<void(std::error_code)> on_lost, time_point sent_at,
-                    const std::string& listen_on, std::string_view token, std::int64_t holds) {
-  auto& h = table_.held(key, field, std::move(owner), lease, renew, std::move(on_lost), sent_at,
-                        token, holds);
+void watchdog::held(grant g) {
+  const std::string& key = g.key;
+  const std::string& field = g.field;
+  const std::string& listen_on = g.listen_on;
+  const renewer* renew = g.renew;
+  auto& h = table_.held(key, field, std::move(g.owner), g.lease, renew, std::move(g.on_lost),
+                        g.sent_at, g.token, g.holds);
   if (!listen_on.empty() && !h.listener) {
     const hold_table::hold_key id{key, field};
     const std::uint64_t generation = h.generation;
@@ -42,7 +43,7 @@ void watchdog::held(const std::string& key, const std::string& field, std::strin
     arm_deadline();
     // An acquire answered a third of a lease after it was sent (a slow or busy server) would
     // reach its validity deadline before the next tick could confirm it: renew it alone, now.
-    if (std::chrono::steady_clock::now() - sent_at >= options_.lease / 3) {
+    if (std::chrono::steady_clock::now() - g.sent_at >= options_.lease / 3) {
       if (auto call = table_.renewal_of({key, field}, options_.lease)) send(std::move(*call));
     }
   }

@@ -53,15 +53,22 @@ class watchdog {
 
   watchdog(exec::executor& executor, pubsub::channels& subscriber, watchdog_options options);
 
-  // `renew` is null for a fixed lease; it is told `owner` for the hold. With a `listen_on`
-  // channel, every message there (and every resubscription) checks the hold at once, so a hold
-  // taken away is lost within a round trip.
-  // The acquire was sent at `sent_at`.
-  void held(const std::string& key, const std::string& field, std::string owner,
-            std::chrono::milliseconds lease, const renewer* renew,
-            std::function<void(std::error_code)> on_lost,
-            std::chrono::steady_clock::time_point sent_at, const std::string& listen_on = {},
-            std::string_view token = {}, std::int64_t holds = 0);
+  // A hold an acquire was granted.
+  struct grant {
+    std::string key;
+    std::string field;
+    std::string owner;  // what `renew` is told for the hold
+    std::chrono::milliseconds lease{0};
+    const renewer* renew = nullptr;  // null: a fixed lease, never renewed
+    std::function<void(std::error_code)> on_lost{};
+    std::chrono::steady_clock::time_point sent_at{};  // when the acquire was sent
+    // A channel whose every message (and every resubscription) checks the hold at once, so a
+    // hold taken away is lost within a round trip; empty: none.
+    std::string listen_on{};
+    std::string token{};
+    std::int64_t holds = 0;  // the owner's holds after it, when the reply said (0: unknown)
+  };
+  void held(grant g);
 
   // Call before sending a release: counts one hold down, and forgets the hold at zero.
   release_plan releasing(const std::string& key, const std::string& field) {
