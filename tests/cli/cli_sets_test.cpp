@@ -81,3 +81,21 @@ TEST_F(cli, sets_that_cannot_work_are_usage_errors) {
   EXPECT_EQ(run({"run", "--all", "a,b", "--redlock", server_.url(), "r", "--", "true"}).code, 2);
   EXPECT_FALSE(exists("a"));
 }
+
+// Issue 31: --all's list is taken as typed. An empty member was dropped, and with nothing left
+// the word after --all's list became NAME: `--all , -- CMD` ran CMD holding a lock named "--".
+TEST_F(cli, run_all_refuses_a_list_with_an_empty_member) {
+  const std::vector<std::vector<std::string>> lists{
+      {"run", "--all", ",", "--", "true"},    {"run", "--all", ",,", "x", "--", "true"},
+      {"run", "--all", "a,,b", "--", "true"}, {"run", "--all", "a,b,", "--", "true"},
+      {"run", "--all", "", "--", "true"},
+  };
+  for (const auto& args : lists) {
+    SCOPED_TRACE(args[2]);
+    auto r = run(args);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find("empty"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(raw_.command({"DBSIZE"}).integer, 0);  // no lock named "--", "x", "a" or "b"
+}

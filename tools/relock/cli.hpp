@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <relock/client.hpp>
@@ -31,6 +32,8 @@ struct failure : std::runtime_error {
 struct global_options {
   std::string url;
   bool url_given = false;  // --url or $RELOCK_URL, as opposed to the built-in default
+  // Where the URL came from, for messages: "--redlock" for a RedLock member's; else --url's.
+  std::string url_flag;
   std::optional<std::string> watchdog_seconds;  // as typed: to_duration checks it
   std::string pubsub;                           // --pubsub: auto, sharded, classic, both; "" unset
   std::string replica_sync;                     // --replica-sync: auto, on, off; "" unset
@@ -49,17 +52,27 @@ struct run_options {
   std::string kind = "lock";
   bool shared = false;
   bool exclusive = false;
-  std::vector<std::string> all_names;     // --all: a multi-lock over these names (no NAME)
-  std::vector<std::string> redlock_urls;  // --redlock: NAME on each of these servers
-  std::optional<std::int64_t> semaphore;  // --semaphore N: a permit of NAME, made with N permits
+  std::optional<std::string> all_list;      // --all as typed: NAME,NAME...
+  std::optional<std::string> redlock_list;  // --redlock as typed: URL,URL,URL
+  std::vector<std::string> all_names;       // --all's names: a multi-lock over them (no NAME)
+  std::vector<std::string> redlock_urls;    // --redlock's: NAME on each of these servers
+  std::optional<std::int64_t> semaphore;    // --semaphore N: a permit of NAME, made with N permits
 };
 
 struct queue_options {
   std::string action;  // offer, take, size
   std::string name;
-  std::string value;                         // offer
+  std::string value;                         // offer; "-": standard input
   std::optional<std::string> delay_seconds;  // offer --delay, as typed
   std::optional<std::string> wait_seconds;   // take -w, as typed
+  bool raw = false;                          // take --raw: the bytes, no newline
+};
+
+struct semaphore_admin_options {
+  std::string action;  // release, set, add
+  std::string name;
+  std::string permit;        // release: the permit's id, as status shows it
+  std::int64_t permits = 0;  // set: the total; add: how many more
 };
 
 struct demo_options {
@@ -77,6 +90,12 @@ struct demo_options {
 std::chrono::milliseconds to_duration(const std::string& seconds, const char* flag, bool positive);
 // 1500 ms -> "1.5 s", for messages.
 std::string seconds_text(std::chrono::milliseconds d);
+
+// `text` on one line for a terminal: control bytes (a newline in a name, say) as \n, \t, \r or
+// \xNN, so that a message stays one line and a name shows what it holds.
+std::string escaped(std::string_view text);
+// `text` without the script SHA and line that Redis adds to an error raised in a script.
+std::string without_script_position(const std::string& text);
 
 // The URL as messages show it: redis://user:***@host:port.
 std::string shown_url(const std::string& url);
@@ -99,6 +118,7 @@ int queue_command(const global_options& g, const queue_options& o);
 // A queue's status, when `name` holds a queue or a delayed queue feeds it; false otherwise.
 bool print_queue_status(relock::client& client, const global_options& g, const std::string& name);
 int unlock_command(const global_options& g, const std::string& name);
+int semaphore_command(const global_options& g, const semaphore_admin_options& o);
 int demo_command(const global_options& g, const demo_options& o);
 int demo_worker(const global_options& g, const demo_options& o);
 

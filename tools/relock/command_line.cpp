@@ -3,8 +3,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <string_view>
+#include <vector>
 
 namespace relock_cli {
 namespace {
@@ -18,7 +21,8 @@ constexpr const char* synopsis =
   relock run [OPTIONS] --redlock URL,URL,URL NAME -- COMMAND [ARG...]
   relock run [-w SEC] [-n] [-E N] [--lease SEC] --semaphore N NAME -- COMMAND [ARG...]
   relock status NAME
-  relock queue offer NAME VALUE [--delay SEC] | take NAME [-w SEC] | size NAME
+  relock queue offer NAME VALUE|- [--delay SEC] | take NAME [-w SEC] [--raw] | size NAME
+  relock semaphore release NAME PERMIT | set NAME N | add NAME N
   relock unlock --force NAME
   relock demo [--workers N] [--iterations M] [--cluster]
 
@@ -33,13 +37,52 @@ wait for one to acknowledge them (--replica-sync).
 constexpr const char* exit_codes = R"(Exit codes:
   0        success; run: the command's own exit status
   1        run: not acquired within --wait, or at once with -n (-E changes it);
-           unlock: the lock was not held; demo: the count came out wrong
-  2        bad flags, Redis unreachable, a name or duration refused
+           queue take: nothing came within --wait; semaphore release: no such
+           permit taken; unlock: the lock was not held; demo: the count came out wrong
+  2        bad flags, Redis unreachable (or not answering within the connect
+           timeout), a name, value or duration refused
   3        run: the lock was lost while the command ran; the command got SIGTERM
   126/127  run: the command could not be executed / was not found
   128+N    run: the command died of signal N (or relock did, waiting for the lock)
 A command's own 1, 2 or 3 pass through as well; when the code is relock's,
 relock says why on stderr.)";
+
+// Each subcommand's --help lists its own codes only.
+constexpr const char* run_exit_codes = R"(Exit codes:
+  0        the command's own exit status (its 1, 2 or 3 pass through as well:
+           when the code is relock's, relock says why on stderr)
+  1        not acquired within --wait, or at once with -n (-E changes it)
+  2        bad flags, Redis unreachable, a name or duration refused
+  3        the lock was lost while the command ran; the command got SIGTERM
+  126/127  the command could not be executed / was not found
+  128+N    the command died of signal N (or relock did, waiting for the lock))";
+
+constexpr const char* status_exit_codes = R"(Exit codes:
+  0        shown (a name that holds nothing too)
+  2        bad flags, Redis unreachable, the name refused, or it holds data that is
+           none of relock's kinds)";
+
+constexpr const char* queue_exit_codes = R"(Exit codes:
+  0        done: offered; taken and printed; the size printed
+  1        take: nothing came within --wait
+  2        bad flags, Redis unreachable, a name, value or duration refused, or the
+           name (or its delayed queue's keys) holding another Redis type)";
+
+constexpr const char* semaphore_exit_codes = R"(Exit codes:
+  0        done: the permit given back; the permits set or added
+  1        release: no such permit is taken (given back, expired, never taken)
+  2        bad flags, Redis unreachable, the name holding something else, or a
+           total that would pass 2147483647 (a Java int: Redisson could not read it))";
+
+constexpr const char* unlock_exit_codes = R"(Exit codes:
+  0        released
+  1        the lock was not held
+  2        bad flags, Redis unreachable, the name holding something else)";
+
+constexpr const char* demo_exit_codes = R"(Exit codes:
+  0        the count came out exact
+  1        the count came out wrong
+  2        bad flags, Redis unreachable)";
 
 constexpr const char* run_notes = R"(COMMAND is every word after NAME ("--" before it is optional).
 It inherits stdin, stdout and stderr, and gets RELOCK_NAME=NAME in its environment
@@ -93,17 +136,56 @@ std::string usage_of(const CLI::App& app) {
     }
     if (name == "status") return "relock status NAME";
     if (name == "queue") {
-      return "relock queue offer NAME VALUE [--delay SEC] | take NAME [-w SEC] | size NAME";
+      return "relock queue offer NAME VALUE|- [--delay SEC] | take NAME [-w SEC] [--raw] | size "
+             "NAME";
+    }
+    if (name == "semaphore") {
+      return "relock semaphore release NAME PERMIT | set NAME N | add NAME N";
     }
     if (name == "unlock") return "relock unlock --force NAME";
     if (name == "demo") return "relock demo [--workers N] [--iterations M] [--cluster]";
   }
-  return "relock [OPTIONS] run|status|unlock|demo ...; see relock --help";
+  return "relock [OPTIONS] run|status|queue|semaphore|unlock|demo ...; see relock --help";
+}
+
+// A count as people write one: digits only. CLI11's integers also take 0x10, 0b1 and 0o7.
+CLI::Validator plain_decimal() {
+  return CLI::Validator(
+      [](const std::string& text) -> std::string {
+        if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) return {};
+        return "'" + text + "' is not a plain decimal number";
+      },
+      "", "plain decimal");
+}
+
+// A comma-separated list as typed: every member must be there ("a,,b", ",", "" are refused).
+std::vector<std::string> split_list(const std::string& text, const char* flag) {
+  std::vector<std::string> out;
+  for (std::size_t from = 0;;) {
+    const auto comma = text.find(',', from);
+    out.push_back(text.substr(from, comma - from));
+    if (out.back().empty()) {
+      throw CLI::ValidationError(std::string(flag) + " '" + text + "'",
+                                 "has an empty member: give every one, separated by single commas");
+    }
+    if (comma == std::string::npos) return out;
+    from = comma + 1;
+  }
 }
 
 // After NAME every word is the command's; "--" before it is optional, as with flock(1).
 // With --all there is no NAME: the word taken for it is the command's first.
-void split_command(run_options& r) {
+// `after_separator`: the words after the first "--" of the command line. When they are NAME and
+// COMMAND, "--" came before NAME: the user left NAME out (`relock run -w 1 -- make`).
+void split_command(run_options& r, const std::vector<std::string>& after_separator) {
+  if (r.all_list) r.all_names = split_list(*r.all_list, "--all");
+  if (r.redlock_list) r.redlock_urls = split_list(*r.redlock_list, "--redlock");
+  if (r.all_names.empty() && !after_separator.empty() && after_separator.front() == r.name &&
+      std::equal(r.command.begin(), r.command.end(), after_separator.begin() + 1,
+                 after_separator.end())) {
+    throw CLI::ValidationError(
+        "NAME", "missing: say which lock before --, as in run NAME -- " + after_separator.front());
+  }
   if (!r.all_names.empty() && !r.name.empty()) {
     r.command.insert(r.command.begin(), r.name);
     r.name.clear();
@@ -163,7 +245,7 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
 
   run_options& r = c.run;
   auto* run = app.add_subcommand("run", "hold NAME while COMMAND runs, then release it");
-  run->footer(std::string(run_notes) + "\n\n" + exit_codes);
+  run->footer(std::string(run_notes) + "\n\n" + run_exit_codes);
   run->positionals_at_end();  // after NAME, even "-x" belongs to the command
   run->add_option("-w,--wait", r.wait_seconds, "give up after SEC (default: wait until acquired)")
       ->type_name("SEC");
@@ -184,15 +266,15 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
   auto* exclusive = run->add_flag("-x,--exclusive", r.exclusive, "its write side");
   shared->excludes(exclusive)->excludes(kind);
   exclusive->excludes(kind);
-  auto* all = run->add_option("--all", r.all_names,
+  // Taken as one word and split by split_list: CLI11's own splitting drops empty members, so
+  // `--all , -- CMD` would lock a plain NAME "--".
+  auto* all = run->add_option("--all", r.all_list,
                               "hold every one of these names, or none (a multi-lock); no NAME")
                   ->type_name("NAME,NAME...")
-                  ->delimiter(',')
                   ->allow_extra_args(false);
-  auto* redlock = run->add_option("--redlock", r.redlock_urls,
+  auto* redlock = run->add_option("--redlock", r.redlock_list,
                                   "hold NAME on a majority of these independent servers")
                       ->type_name("URL,URL,URL")
-                      ->delimiter(',')
                       ->allow_extra_args(false);
   all->excludes(redlock);
   auto* semaphore =
@@ -200,6 +282,7 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
                       "hold one of N permits of the semaphore NAME (made with N if absent): at "
                       "most N at once")
           ->type_name("N")
+          ->check(plain_decimal())
           ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000'000}));
   semaphore->excludes(all)->excludes(redlock)->excludes(kind);
   semaphore->excludes(shared)->excludes(exclusive);
@@ -213,6 +296,7 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
       "waiter's deadline; a fenced lock's last token; the node serving it. A semaphore's "
       "available permits and the permits taken, with their expiries; a counter's value (a "
       "semaphore's or a count-down latch's); a queue's length");
+  status->footer(status_exit_codes);
   status->add_option("NAME", c.name, "the lock's (semaphore's, latch's, queue's) name")->required();
 
   queue_options& q = c.queue;
@@ -221,6 +305,7 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
       "Redisson's blocking queue NAME (a Redis list) and the delayed queue feeding it, shared "
       "with Java (StringCodec values)");
   queue->require_subcommand(1);
+  queue->footer(queue_exit_codes);
   auto* offer = queue->add_subcommand("offer", "append VALUE to NAME, or put it in after --delay");
   offer
       ->add_option("--delay", q.delay_seconds,
@@ -228,20 +313,63 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
                    "running consumer's transfer (relock queue take, Java's RDelayedQueue)")
       ->type_name("SEC");
   offer->add_option("NAME", q.name, "the queue's name (its Redis list)")->required();
-  offer->add_option("VALUE", q.value, "the value, as bytes")->required();
+  offer->footer(queue_exit_codes);
+  offer
+      ->add_option("VALUE", q.value,
+                   "the value, as bytes; - reads it from standard input, every byte to the end "
+                   "(NUL bytes too, up to 16 MiB)")
+      ->required();
   auto* take = queue->add_subcommand(
       "take", "print NAME's head and remove it, waiting for one (exit 1 after -w)");
   take->add_option("-w,--wait", q.wait_seconds, "give up after SEC (default: wait for ever)")
       ->type_name("SEC");
+  take->add_flag("--raw", q.raw,
+                 "write the value's bytes exactly, with no newline after it (for binary values, "
+                 "or values ending in a newline)");
   take->add_option("NAME", q.name, "the queue's name")->required();
+  take->footer(queue_exit_codes);
   auto* size = queue->add_subcommand("size", "print how many elements NAME holds");
   size->add_option("NAME", q.name, "the queue's name")->required();
+  size->footer(queue_exit_codes);
+
+  semaphore_admin_options& sa = c.semaphore;
+  auto* sem = app.add_subcommand(
+      "semaphore",
+      "a permit-expirable semaphore's administration (Redisson's RPermitExpirableSemaphore): "
+      "give a stuck permit back, or change how many permits there are");
+  sem->require_subcommand(1);
+  sem->footer(semaphore_exit_codes);
+  auto* give_back = sem->add_subcommand(
+      "release", "give PERMIT of NAME back, whoever took it (a holder that died, say)");
+  give_back->add_option("NAME", sa.name, "the semaphore's name")->required();
+  give_back->add_option("PERMIT", sa.permit, "the permit's id, 32 hex digits, as status shows it")
+      ->required();
+  give_back->footer(semaphore_exit_codes);
+  auto* set_permits = sem->add_subcommand(
+      "set", "make NAME's permits N in all, taken ones included (made when absent)");
+  set_permits->add_option("NAME", sa.name, "the semaphore's name")->required();
+  set_permits->add_option("N", sa.permits, "the total, 0 to 2147483647")
+      ->required()
+      ->check(plain_decimal())
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{2'147'483'647}));
+  set_permits->footer(semaphore_exit_codes);
+  auto* add_permits = sem->add_subcommand(
+      "add",
+      "make N more permits of NAME available (made when absent); the total must stay "
+      "at most 2147483647");
+  add_permits->add_option("NAME", sa.name, "the semaphore's name")->required();
+  add_permits->add_option("N", sa.permits, "how many, 1 to 2147483647")
+      ->required()
+      ->check(plain_decimal())
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{2'147'483'647}));
+  add_permits->footer(semaphore_exit_codes);
 
   auto* unlock = app.add_subcommand(
       "unlock",
       "take NAME away from whoever holds it and wake its waiters (a fair lock's next in line)");
   unlock->add_flag("--force", c.force, "required: a lock belongs to its holder");
   unlock->add_option("NAME", c.name, "the lock's name")->required();
+  unlock->footer(unlock_exit_codes);
 
   demo_options& d = c.demo;
   auto* demo = app.add_subcommand(
@@ -254,6 +382,7 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
   demo->add_option("--iterations", d.iterations, "increments per worker (default 250)")
       ->type_name("M")
       ->check(CLI::Range(1, 100000));
+  demo->footer(demo_exit_codes);
   demo->add_flag("--cluster", d.cluster,
                  "on a Redis Cluster: the redis-cluster:// --url, or with none a private one of "
                  "3 masters (redis-server and redis-cli from PATH)");
@@ -266,7 +395,12 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
 
   try {
     app.parse(argc, argv);
-    if (*run) split_command(r);
+    if (*run) {
+      std::vector<std::string> after_separator;
+      const auto separator = std::find(argv + 1, argv + argc, std::string_view("--"));
+      if (separator != argv + argc) after_separator.assign(separator + 1, argv + argc);
+      split_command(r, after_separator);
+    }
     if (*unlock && !c.force) {
       throw CLI::ValidationError("unlock", "takes --force: it releases the lock whoever holds it");
     }
@@ -275,19 +409,22 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
   } catch (const CLI::ParseError& e) {
     const auto extras = app.remaining();
     if (app.get_subcommands().empty() && !extras.empty()) {
-      std::cerr << "relock: unknown command '" << extras.front() << "'. Usage: " << usage_of(app)
-                << "\n";
+      std::cerr << "relock: unknown command '" << escaped(extras.front())
+                << "'. Usage: " << usage_of(app) << "\n";
       return exit_usage;
     }
-    std::cerr << "relock: " << e.what() << ". Usage: " << usage_of(app) << "\n";
+    std::cerr << "relock: " << escaped(e.what()) << ". Usage: " << usage_of(app) << "\n";
     return exit_usage;
   }
   if (url->count() > 0) g.url_given = true;
-  for (auto* sub : {run, status, queue, unlock, demo, worker}) {
+  for (auto* sub : {run, status, queue, sem, unlock, demo, worker}) {
     if (*sub) c.subcommand = sub->get_name();
   }
   for (auto* sub : {offer, take, size}) {
     if (*sub) q.action = sub->get_name();
+  }
+  for (auto* sub : {give_back, set_permits, add_permits}) {
+    if (*sub) sa.action = sub->get_name();
   }
   return std::nullopt;
 }

@@ -9,10 +9,11 @@
 namespace relock_cli {
 
 struct command_line {
-  std::string subcommand;  // run, status, queue, unlock, demo, demo-worker
+  std::string subcommand;  // run, status, queue, semaphore, unlock, demo, demo-worker
   global_options global;
   run_options run;
   queue_options queue;
+  semaphore_admin_options semaphore;
   demo_options demo;
   std::string name;  // status, unlock
   bool force = false;

@@ -86,6 +86,8 @@ std::string without_secret(const std::string& text, const std::string& url) {
   return out;
 }
 
+constexpr std::chrono::milliseconds min_watchdog{1'000};
+
 relock::config make_config(const global_options& g) {
   relock::config c;
   c.url = g.url;
@@ -99,6 +101,13 @@ relock::config make_config(const global_options& g) {
   c.sentinel_password = g.sentinel_password;
   if (g.watchdog_seconds) {
     c.watchdog_lease = to_duration(*g.watchdog_seconds, "--watchdog-timeout", true);
+    // Renewed every third of it, each renewal a round trip: below a second a busy host or
+    // network makes renewals late, and the hold is reported lost though nothing went wrong.
+    if (c.watchdog_lease < min_watchdog) {
+      throw failure(exit_usage, "--watchdog-timeout '" + *g.watchdog_seconds +
+                                    "' is under 1 s: the watchdog renews every third of it, and "
+                                    "each renewal needs a round trip to Redis in that time");
+    }
   }
   return c;
 }
@@ -107,8 +116,10 @@ void fail_with(const global_options& g, const std::system_error& e, const std::s
   const auto code = e.code();
   const std::string where = doing + ": Redis at " + shown_url(g.url);
   if (code == relock::errc::connection || code == relock::errc::timeout) {
-    throw failure(exit_usage, where + " is unreachable (" + e.what() +
-                                  "); start it, or point --url or $RELOCK_URL at a running one");
+    throw failure(exit_usage,
+                  where + " is unreachable (" + e.what() + "); start it, or " +
+                      (g.url_flag.empty() ? "point --url or $RELOCK_URL at a running one"
+                                          : "fix its URL in " + g.url_flag));
   }
   if (code == relock::errc::auth_failed) {
     const bool sentinel = std::string_view(e.what()).starts_with("sentinel ");
@@ -123,7 +134,9 @@ relock::client connect(const global_options& g, relock::config settings) {
   try {
     return relock::client(std::move(settings));
   } catch (const relock::error& e) {
-    if (e.code() == relock::errc::invalid_argument) throw failure(exit_usage, e.what());  // the URL
+    if (e.code() == relock::errc::invalid_argument) {  // the URL
+      throw failure(exit_usage, (g.url_flag.empty() ? "" : g.url_flag + ": ") + e.what());
+    }
     fail_with(g, e, "cannot connect");
   }
 }

@@ -5,6 +5,18 @@ namespace relock_cli {
 
 std::string not_a_lock(const relock::lock_info& info) {
   const std::string name = "'" + info.name + "'";
+  // By what the data shows, as status names it: a Redis string may be either of these.
+  if (info.kind == relock::object_kind::permit_semaphore) {
+    return name +
+           " is a permit-expirable semaphore, not a lock; give a stuck permit back with "
+           "`relock semaphore release " +
+           info.name + " PERMIT` (status lists them)";
+  }
+  if (info.kind == relock::object_kind::counter) {
+    return name +
+           " is a counter (a semaphore's available permits or a count-down latch's "
+           "count), not a lock";
+  }
   if (info.redis_type == "hash") {
     return name + " is a Redis hash, not a lock: its fields are not hold counts";
   }

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli.hpp"
+
 namespace relock_cli {
 namespace {
 
@@ -89,7 +91,11 @@ void print(const lock_status& s, bool as_json) {
               << "\n";
     return;
   }
-  std::string head = s.name + ": " + (s.locked ? "held" : "free") + ", kind " + s.kind;
+  std::string head =
+      s.kind == "none" ? escaped(s.name) +
+                             ": nothing there (no key of that name; a lock of it "
+                             "is free)"
+                       : escaped(s.name) + ": " + (s.locked ? "held" : "free") + ", kind " + s.kind;
   if (s.mode) head += " (" + *s.mode + " mode)";
   if (s.locked) {
     head += ", lease " + (s.remaining_lease_ms ? seconds(*s.remaining_lease_ms / 1000.0) + " left"
@@ -153,13 +159,14 @@ void print(const counter_status& s, bool as_json) {
     return;
   }
   if (!permits) {
-    std::cout << s.name << ": counter, value " << (s.value ? std::to_string(*s.value) : "?")
+    std::cout << escaped(s.name) << ": counter, value "
+              << (s.value ? std::to_string(*s.value) : "?")
               << " (a semaphore's available permits or a count-down latch's count: the data "
                  "cannot tell which)\n";
     std::cout << "  node " << s.node << "\n";
     return;
   }
-  std::cout << s.name << ": permit-expirable semaphore, ";
+  std::cout << escaped(s.name) << ": permit-expirable semaphore, ";
   if (s.value) {
     std::cout << *s.value << (*s.value == 1 ? " permit" : " permits") << " available";
   } else {
@@ -193,8 +200,8 @@ void print(const queue_status& s, bool as_json) {
               << "\n";
     return;
   }
-  std::cout << s.name << ": queue, " << s.length << (s.length == 1 ? " element" : " elements")
-            << " ready";
+  std::cout << escaped(s.name) << ": queue, " << s.length
+            << (s.length == 1 ? " element" : " elements") << " ready";
   if (s.delayed > 0) {
     std::cout << "; " << s.delayed << " delayed";
     if (s.next_due_ms && s.next_due_in_ms) {
@@ -210,7 +217,7 @@ void print(const unlock_result& r, bool as_json) {
   if (as_json) {
     std::cout << json{{"name", r.name}, {"released", r.released}}.dump() << "\n";
   } else {
-    std::printf("%s: %s\n", r.name.c_str(), r.released ? "released" : "was not locked");
+    std::printf("%s: %s\n", escaped(r.name).c_str(), r.released ? "released" : "was not locked");
   }
 }
 

@@ -69,10 +69,11 @@ int run_command(const global_options& g, const run_options& o) {
     }
     global_options at = g;
     at.url = target->where();
+    if (!o.redlock_urls.empty()) at.url_flag = "--redlock";
     fail_with(at, e, "cannot " + target->acquiring());
   }
   if (!got.acquired) {
-    std::cerr << "relock: " << target->busy() << "; "
+    std::cerr << "relock: " << escaped(target->busy()) << "; "
               << (o.nonblock ? "not waiting (-n)" : "gave up after " + seconds_text(*wait)) << "\n";
     return o.conflict_exit_code;
   }
@@ -97,15 +98,15 @@ int run_command(const global_options& g, const run_options& o) {
     why = "it was deleted, or its lease ran out, before the command ended";
   }
   if (!why.empty()) {
-    std::cerr << "relock: lost " << target->held() << " "
+    std::cerr << "relock: lost " << escaped(target->held()) << " "
               << (!status ? "before the command started" : "while the command ran") << ": " << why
               << (supervisor.stopped_command() ? "; the command got SIGTERM" : "") << "\n";
     return exit_lock_lost;
   }
   if (!status) return 128 + supervisor.interrupted_by();  // a signal before the command began
   if (released) {
-    std::cerr << "relock: warning: releasing '" << name << "' failed (" << released.message()
-              << "); it expires at the end of its lease\n";
+    std::cerr << "relock: warning: releasing '" << escaped(name) << "' failed ("
+              << released.message() << "); it expires at the end of its lease\n";
   }
   return *status;
 }

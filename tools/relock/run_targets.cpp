@@ -202,10 +202,10 @@ class semaphore_permit final : public run_target {
     // Taken permits past their expiry count too: the next acquire or release gives them back.
     const std::int64_t total = info.value.value_or(0) + info.permits_taken;
     if (total != permits_) {
-      std::cerr << "relock: note: the semaphore '" << name_ << "' has " << total << " permit"
-                << (total == 1 ? "" : "s") << " (" << info.value.value_or(0) << " available, "
-                << info.permits_taken << " taken), not " << permits_ << "; using it as it is"
-                << std::endl;
+      std::cerr << "relock: note: the semaphore '" << escaped(name_) << "' has " << total
+                << " permit" << (total == 1 ? "" : "s") << " (" << info.value.value_or(0)
+                << " available, " << info.permits_taken << " taken), not " << permits_
+                << "; using it as it is" << std::endl;
     }
   }
 
@@ -283,6 +283,7 @@ std::unique_ptr<run_target> make_target(const global_options& g, const run_optio
         global_options one = g;
         one.url = url;
         one.url_given = true;
+        one.url_flag = "--redlock";
         connecting.push_back(std::async(std::launch::async, [one] {
           return std::make_unique<connected>(one, make_config(one));
         }));

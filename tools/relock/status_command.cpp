@@ -32,8 +32,10 @@ lock_status shown(const relock::lock_info& info) {
   s.synced_replicas = info.synced_replicas;
   s.online_replicas = info.online_replicas;
   s.replicas_acknowledging = info.replicas_acknowledging;
-  // A free plain lock stores nothing: to the user it is a lock all the same.
-  s.kind = info.kind == relock::object_kind::none ? "lock" : relock::to_string(info.kind);
+  // "none": no key holds anything for the name (a lock of it would be free).
+  s.kind = info.kind == relock::object_kind::none && info.redis_type == "none" ? "none"
+           : info.kind == relock::object_kind::none                            ? "lock"
+                                                    : relock::to_string(info.kind);
   s.locked = info.redis_type == "hash";
   const auto lease = info.remaining_lease;
   if (s.locked && lease && *lease != std::chrono::milliseconds::max()) {

@@ -1,0 +1,73 @@
+// `relock semaphore release|set|add`: a permit-expirable semaphore's administration without
+// redis-cli (issue 31). The real binary, real Redis.
+#include <relock/client.hpp>
+
+#include "cli_fixture.hpp"
+#include "support/client_settings.hpp"
+#include "support/permit_ids.hpp"
+
+using namespace std::chrono_literals;
+using namespace relock::test;
+
+namespace {
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string digest(raw_client& raw) { return raw.command({"DEBUG", "DIGEST"}).str; }
+
+}  // namespace
+
+TEST_F(cli, semaphore_release_gives_a_stuck_permit_back_by_its_id) {
+  relock::client holder(settings_for(server_));
+  auto pool = holder.permit_expirable_semaphore("pool");
+  ASSERT_TRUE(pool.try_set_permits(2));
+  const auto id = pool.acquire(60s);  // a holder that will never give it back
+  ASSERT_TRUE(is_permit_id(id));
+  EXPECT_EQ(raw_.command({"GET", "pool"}).str, "1");
+
+  auto r = run({"semaphore", "release", "pool", id});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "pool: permit " + id + " given back")) << r.out;
+  EXPECT_EQ(raw_.command({"GET", "pool"}).str, "2");
+  EXPECT_EQ(raw_.command({"ZCARD", "{pool}:timeout"}).integer, 0);
+
+  auto again = run({"semaphore", "release", "pool", id});
+  EXPECT_EQ(again.code, 1);
+  EXPECT_EQ(lines(again.err), 1u) << again.err;
+  EXPECT_TRUE(has(again.err, "no permit " + id)) << again.err;
+  EXPECT_EQ(raw_.command({"GET", "pool"}).str, "2");
+  EXPECT_EQ(run({"semaphore", "release", "pool", "not-an-id"}).code, 2);
+}
+
+TEST_F(cli, semaphore_set_and_add_change_the_permits) {
+  relock::client holder(settings_for(server_));
+  auto pool = holder.permit_expirable_semaphore("pool");
+  ASSERT_TRUE(pool.try_set_permits(2));
+  pool.acquire(60s);
+  auto set = run({"semaphore", "set", "pool", "5"});
+  EXPECT_EQ(set.code, 0) << set.err;
+  EXPECT_EQ(set.out, "pool: 4 available, 1 taken\n");  // 5 in all, the taken one included
+  auto add = run({"semaphore", "add", "pool", "3"});
+  EXPECT_EQ(add.code, 0) << add.err;
+  EXPECT_EQ(add.out, "pool: 7 available, 1 taken\n");
+  EXPECT_EQ(run({"semaphore", "set", "fresh", "3"}).code, 0);  // made when absent
+  EXPECT_EQ(raw_.command({"GET", "fresh"}).str, "3");
+
+  raw_.command({"HSET", "locked", "a:1", "1"});
+  const auto before = digest(raw_);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"semaphore", "set", "locked", "3"},
+        std::vector<std::string>{"semaphore", "add", "pool", "0x10"},
+        std::vector<std::string>{"semaphore", "set", "pool", "-1"},
+        std::vector<std::string>{"semaphore", "set", "pool", "2147483648"},
+        std::vector<std::string>{"semaphore", "add", "pool", "0"},
+        std::vector<std::string>{"semaphore", "release", "locked", "0123"}}) {
+    SCOPED_TRACE(args[1] + " " + args[2] + " " + args[3]);
+    auto r = run(args);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+  }
+  EXPECT_EQ(digest(raw_), before);
+}
