@@ -6,7 +6,8 @@
 --   acquired        -> permits held and not expired
 --   drain           -> the permits taken (the count before, when above 0), now 0
 --   try_set n       -> 1 set (only when absent), 0 not
---   add n           -> the new count (may go negative)
+--   add n           -> the new count (may go negative); an error, changing nothing, when the
+--                      total (taken ones included) would leave a Java int's range
 --   set n           -> available + acquired made n; the new count
 --   lease ms        -> 1 the permit now expires ms from now, 0 no such permit
 local op = ARGV[1]
@@ -39,6 +40,15 @@ elseif op == 'try_set' then
   publish_count(KEYS[2], ARGV[3], ARGV[2])
   return 1
 elseif op == 'add' then
+  -- Redisson reads the count as a Java int: the total (taken permits come back to it) must stay
+  -- in its range, or a Java client of the same data fails.
+  local total = (available or 0) + held + tonumber(ARGV[2])
+  if total > 2147483647 or total < -2147483648 then
+    return redis.error_reply('ERR adding ' .. ARGV[2] .. ' permits would make ' ..
+                             string.format('%.0f', total) .. ' in all, outside a Java int ' ..
+                             '(-2147483648 to 2147483647), which Redisson reads them as; ' ..
+                             'nothing was changed')
+  end
   local value = redis.call('incrby', KEYS[1], ARGV[2])
   publish_count(KEYS[2], ARGV[3], value)
   return value

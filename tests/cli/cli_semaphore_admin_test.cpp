@@ -1,5 +1,6 @@
 // `relock semaphore release|set|add`: a permit-expirable semaphore's administration without
-// redis-cli (issue 31). The real binary, real Redis.
+// redis-cli; and totals that stay in a Java int's range, for Redisson readers of the same data
+// (issue 31). The real binary, real Redis; the plain semaphore's release through the library.
 #include <relock/client.hpp>
 
 #include "cli_fixture.hpp"
@@ -70,4 +71,50 @@ TEST_F(cli, semaphore_set_and_add_change_the_permits) {
     EXPECT_EQ(lines(r.err), 1u) << r.err;
   }
   EXPECT_EQ(digest(raw_), before);
+}
+
+// Redisson reads a semaphore's count as a Java int: 2147483647 twice would leave 4294967294,
+// which no Java reader of the same data can hold. The second is refused, nothing changed.
+TEST_F(cli, semaphore_add_past_a_java_int_is_refused_changing_nothing) {
+  EXPECT_EQ(run({"semaphore", "add", "big", "2147483647"}).code, 0);
+  const auto before = digest(raw_);
+  auto r = run({"semaphore", "add", "big", "2147483647"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  EXPECT_TRUE(has(r.err, "would make 4294967294 in all, outside a Java int")) << r.err;
+  EXPECT_FALSE(has(r.err, "user_script")) << r.err;
+  EXPECT_EQ(digest(raw_), before);
+  EXPECT_EQ(raw_.command({"GET", "big"}).str, "2147483647");
+
+  // Taken permits count: 1 available and 1 taken is a total of 2, so 2147483646 more is one
+  // too many.
+  relock::client holder(settings_for(server_));
+  auto pool = holder.permit_expirable_semaphore("pool");
+  ASSERT_TRUE(pool.try_set_permits(2));
+  pool.acquire(60s);
+  const auto held = digest(raw_);
+  EXPECT_EQ(run({"semaphore", "add", "pool", "2147483646"}).code, 2);
+  EXPECT_EQ(digest(raw_), held);
+  EXPECT_EQ(run({"semaphore", "add", "pool", "2147483645"}).code, 0);
+}
+
+TEST_F(cli, a_plain_semaphore_release_past_a_java_int_is_refused_changing_nothing) {
+  relock::client c(settings_for(server_));
+  auto s = c.semaphore("sem");
+  s.release(2147483647);
+  EXPECT_EQ(s.available_permits(), 2147483647);
+  const auto before = digest(raw_);
+  try {
+    s.release(2147483647);
+    ADD_FAILURE() << "a release past 2147483647 went through";
+  } catch (const relock::error& e) {
+    EXPECT_TRUE(has(e.what(), "past 2147483647")) << e.what();
+    EXPECT_TRUE(has(e.what(), "nothing was changed")) << e.what();
+  }
+  EXPECT_EQ(digest(raw_), before);
+  EXPECT_EQ(s.available_permits(), 2147483647);
+  // Up to it is fine: one permit taken and given back.
+  ASSERT_TRUE(s.try_acquire(1));
+  s.release(1);
+  EXPECT_EQ(s.available_permits(), 2147483647);
 }
