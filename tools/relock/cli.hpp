@@ -34,6 +34,9 @@ struct global_options {
   bool url_given = false;  // --url or $RELOCK_URL, as opposed to the built-in default
   // Where the URL came from, for messages: "--redlock" for a RedLock member's; else --url's.
   std::string url_flag;
+  // How long connecting may take: what is left of a deadline given on the command line (run -w,
+  // queue take -w), or a subcommand's own bound; unset: the library's 10 s.
+  std::optional<std::chrono::milliseconds> connect_timeout;
   std::optional<std::string> watchdog_seconds;  // as typed: to_duration checks it
   std::string pubsub;                           // --pubsub: auto, sharded, classic, both; "" unset
   std::string replica_sync;                     // --replica-sync: auto, on, off; "" unset
@@ -101,6 +104,15 @@ std::string without_script_position(const std::string& text);
 std::string shown_url(const std::string& url);
 // `text` with every trace of the URL's password replaced by ***: what main prints.
 std::string without_secret(const std::string& text, const std::string& url);
+
+// The longest status, unlock, semaphore, queue offer and size wait for Redis: to connect, and
+// then for each reply (relock::config's command timeout).
+constexpr std::chrono::milliseconds one_shot_timeout{3'000};
+// The least connecting gets from a deadline (run -w, queue take -w), so that -w 0 still connects.
+constexpr std::chrono::milliseconds min_connect_timeout{100};
+// Connecting bounded by a deadline `wait` from now: `wait`, but at least min_connect_timeout and
+// at most the library's default.
+std::chrono::milliseconds connect_timeout_for(std::chrono::milliseconds wait);
 
 relock::config make_config(const global_options& g);
 // Connects, turning the library's connection errors into one line that says what to do.

@@ -32,6 +32,12 @@ master that Sentinel watches: redis-sentinel://[user[:password]@]host:port[,...]
 (the URL's credentials are the data nodes'; the sentinels' go in --sentinel-user
 and --sentinel-password or $RELOCK_SENTINEL_PASSWORD). With replicas, lock writes
 wait for one to acknowledge them (--replica-sync).
+
+Timeouts: run -w SEC and queue take -w SEC are deadlines for everything before
+the command or the value, connecting to Redis included (connecting gets at
+least 0.1 s of SEC, so -w 0 still connects). status, unlock, semaphore, queue
+offer and queue size give up after 3 s without an answer, to connect and again
+for each reply. Otherwise connecting may take up to 10 s.
 )";
 
 constexpr const char* exit_codes = R"(Exit codes:
@@ -93,6 +99,12 @@ wait. Without --lease the watchdog renews the lock (every third of
 deleted, Redis away for longer than the lease) or --lease runs out, the command
 gets SIGTERM and relock exits 3; if relock itself is killed, the command gets
 SIGKILL. Durations are plain decimal seconds (10, 0.5).
+
+-w SEC is the deadline for everything before COMMAND starts: connecting to Redis
+counts against it (at least 0.1 s of it, at most 10 s), and the wait for NAME
+gets what is left. A server that accepts connections but answers nothing
+(stopped, swapping) costs SEC, then exit 2. Without -w, connecting may take up
+to 10 s, then the wait is as long as it takes.
 
 Kinds, each on the data of its Redisson twin (Java shares NAME with relock):
   lock         the reentrant lock (RLock); the default
@@ -247,7 +259,8 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
   auto* run = app.add_subcommand("run", "hold NAME while COMMAND runs, then release it");
   run->footer(std::string(run_notes) + "\n\n" + run_exit_codes);
   run->positionals_at_end();  // after NAME, even "-x" belongs to the command
-  run->add_option("-w,--wait", r.wait_seconds, "give up after SEC (default: wait until acquired)")
+  run->add_option("-w,--wait", r.wait_seconds,
+                  "give up after SEC, connecting included (default: wait until acquired)")
       ->type_name("SEC");
   run->add_flag("-n,--nonblock", r.nonblock, "give up at once if NAME is held (overrides --wait)");
   run->add_option("-E,--conflict-exit-code", r.conflict_exit_code,
@@ -295,7 +308,8 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
       "who holds NAME, how often, for how long; a fair lock's queue, in order, with each "
       "waiter's deadline; a fenced lock's last token; the node serving it. A semaphore's "
       "available permits and the permits taken, with their expiries; a counter's value (a "
-      "semaphore's or a count-down latch's); a queue's length");
+      "semaphore's or a count-down latch's); a queue's length. Gives up after 3 s without an "
+      "answer (to connect, and again for the read)");
   status->footer(status_exit_codes);
   status->add_option("NAME", c.name, "the lock's (semaphore's, latch's, queue's) name")->required();
 
@@ -321,7 +335,8 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
       ->required();
   auto* take = queue->add_subcommand(
       "take", "print NAME's head and remove it, waiting for one (exit 1 after -w)");
-  take->add_option("-w,--wait", q.wait_seconds, "give up after SEC (default: wait for ever)")
+  take->add_option("-w,--wait", q.wait_seconds,
+                   "give up after SEC, connecting included (default: wait for ever)")
       ->type_name("SEC");
   take->add_flag("--raw", q.raw,
                  "write the value's bytes exactly, with no newline after it (for binary values, "

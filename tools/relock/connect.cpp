@@ -1,4 +1,5 @@
 // From global options to a connected client, and library errors to one line for the user.
+#include <algorithm>
 #include <vector>
 
 #include "cli.hpp"
@@ -88,6 +89,10 @@ std::string without_secret(const std::string& text, const std::string& url) {
 
 constexpr std::chrono::milliseconds min_watchdog{1'000};
 
+std::chrono::milliseconds connect_timeout_for(std::chrono::milliseconds wait) {
+  return std::clamp(wait, min_connect_timeout, relock::config{}.connect_timeout);
+}
+
 relock::config make_config(const global_options& g) {
   relock::config c;
   c.url = g.url;
@@ -99,6 +104,7 @@ relock::config make_config(const global_options& g) {
   if (g.replica_sync == "off") c.replica_sync = relock::replica_sync_mode::off;
   c.sentinel_user = g.sentinel_user;
   c.sentinel_password = g.sentinel_password;
+  if (g.connect_timeout) c.connect_timeout = *g.connect_timeout;
   if (g.watchdog_seconds) {
     c.watchdog_lease = to_duration(*g.watchdog_seconds, "--watchdog-timeout", true);
     // Renewed every third of it, each renewal a round trip: below a second a busy host or

@@ -1,5 +1,6 @@
 // relock queue offer|take|size: Redisson's blocking queue (and the delayed queue feeding it)
 // from the shell, sharing the queue with Java producers and consumers.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -59,11 +60,15 @@ std::string read_value(std::size_t limit) {
 }  // namespace
 
 int queue_command(const global_options& g, const queue_options& o) {
+  const auto started = std::chrono::steady_clock::now();
   std::optional<std::chrono::milliseconds> delay, wait;
   if (o.delay_seconds) delay = to_duration(*o.delay_seconds, "--delay", false);
   if (o.wait_seconds) wait = to_duration(*o.wait_seconds, "--wait", false);
   transfer_watch watch;
   auto settings = make_config(g);
+  // take -w is the deadline, connecting included; offer and size are one round trip each.
+  if (o.action != "take") settings.connect_timeout = one_shot_timeout;
+  if (o.action == "take" && wait) settings.connect_timeout = connect_timeout_for(*wait);
   if (o.action == "take") {
     settings.log = [&watch](relock::log_level level, std::string_view line) {
       watch.heard(level, line);
@@ -102,7 +107,10 @@ int queue_command(const global_options& g, const queue_options& o) {
     std::optional<std::string> value;
     try {
       if (wait) {
-        value = queue.poll(*wait, watch.stop.get_token());
+        const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - started);
+        value = queue.poll(std::max(*wait - spent, std::chrono::milliseconds(0)),
+                           watch.stop.get_token());
       } else {
         value = queue.take(watch.stop.get_token());
       }

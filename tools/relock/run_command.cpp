@@ -1,5 +1,7 @@
 // relock run: acquire NAME (or a set: --all, --redlock; or a permit of a semaphore:
 // --semaphore), run the command while holding it, release, pass its status on.
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <iostream>
 #include <optional>
@@ -33,10 +35,15 @@ std::vector<std::string> command_environment(const std::string& name, const acqu
 
 }  // namespace
 
-int run_command(const global_options& g, const run_options& o) {
+int run_command(const global_options& given, const run_options& o) {
+  const auto started = std::chrono::steady_clock::now();
   std::optional<milliseconds> wait, lease;
   if (o.wait_seconds) wait = to_duration(*o.wait_seconds, "--wait", false);
   if (o.lease_seconds) lease = to_duration(*o.lease_seconds, "--lease", true);
+  // -w is the deadline of everything before COMMAND starts, connecting included: a server that
+  // accepts but does not answer (stopped, swapping) costs what is left of it, not 10 s.
+  global_options g = given;
+  if (wait && !o.nonblock) g.connect_timeout = connect_timeout_for(*wait);
 
   std::stop_source cancel;
   child_supervisor supervisor(cancel);  // before the client: its I/O thread inherits the mask
@@ -58,7 +65,12 @@ int run_command(const global_options& g, const run_options& o) {
   // trip, not at the next renewal, up to a third of the lease later. Not a spin lock's: it is
   // for where pub/sub is scarce, and uses none.
   options.listen_for_loss = kind_of(o) != "spin";
-  if (!o.nonblock) options.wait = wait;
+  if (!o.nonblock && wait) {
+    // What connecting left of the deadline; none left: one try.
+    const auto spent =
+        std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - started);
+    options.wait = std::max(*wait - spent, milliseconds(0));
+  }
   supervisor.waiting();
   acquisition got;
   try {

@@ -30,7 +30,9 @@ void check_kind(relock::client& client, const std::string& name, bool may_be_abs
 }  // namespace
 
 int semaphore_command(const global_options& g, const semaphore_admin_options& o) {
-  auto client = connect(g, make_config(g));
+  auto settings = make_config(g);
+  settings.connect_timeout = one_shot_timeout;  // one read or write: no reason to wait 10 s
+  auto client = connect(g, std::move(settings));
   try {
     auto semaphore = client.permit_expirable_semaphore(o.name);
     check_kind(client, o.name, o.action != "release");

@@ -78,7 +78,9 @@ counter_status shown_counter(const relock::lock_info& info) {
 }  // namespace
 
 int status_command(const global_options& g, const std::string& name) {
-  auto client = connect(g, make_config(g));
+  auto settings = make_config(g);
+  settings.connect_timeout = one_shot_timeout;  // one read or write: no reason to wait 10 s
+  auto client = connect(g, std::move(settings));
   client.lock(name);  // the library's checks on the name, with its words: empty, too long
   relock::lock_info info;
   try {

@@ -37,7 +37,9 @@ relock::Lock lock_for_unlock(relock::client& client, const std::string& name) {
 }  // namespace
 
 int unlock_command(const global_options& g, const std::string& name) {
-  auto client = connect(g, make_config(g));
+  auto settings = make_config(g);
+  settings.connect_timeout = one_shot_timeout;  // one read or write: no reason to wait 10 s
+  auto client = connect(g, std::move(settings));
   client.lock(name);  // the library's checks on the name: empty, too long
   unlock_result r{name, false};
   try {
