@@ -104,6 +104,16 @@ TEST_F(cli, a_name_with_a_newline_is_printed_escaped) {
   EXPECT_TRUE(has(shown.out, "tab\\there: nothing there")) << shown.out;
   auto j = json::parse(run({"--json", "status", "tab\there"}).out);
   EXPECT_EQ(j["name"], "tab\there");  // JSON carries the name as it is
+
+  // A byte that is not UTF-8 cannot be in JSON: it becomes U+FFFD (the dump threw before).
+  auto bytes = run({"--json", "status",
+                    "a\xff"
+                    "b"});
+  EXPECT_EQ(bytes.code, 0) << bytes.err;
+  EXPECT_EQ(json::parse(bytes.out)["name"],
+            "a\xef\xbf\xbd"
+            "b")
+      << bytes.out;
 }
 
 TEST_F(cli, each_subcommands_help_lists_its_own_exit_codes) {

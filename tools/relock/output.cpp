@@ -14,6 +14,10 @@ namespace {
 
 using nlohmann::json;
 
+// Names are bytes and JSON is UTF-8: a byte that is not UTF-8 becomes U+FFFD, where the default
+// would throw (and --json status '\xff' ended in a json.exception).
+std::string dumped(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
 template <class T>
 json or_null(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
@@ -75,19 +79,18 @@ void print(const lock_status& s, bool as_json) {
                        {"gives_up_at_ms", or_null(w.gives_up_at_ms)},
                        {"gives_up_in_ms", or_null(w.gives_up_in_ms)}});
     }
-    std::cout << json{{"name", s.name},
-                      {"node", s.node},
-                      {"synced_replicas", s.synced_replicas},
-                      {"online_replicas", or_null(s.online_replicas)},
-                      {"replicas_acknowledging", or_null(s.replicas_acknowledging)},
-                      {"kind", s.kind},
-                      {"locked", s.locked},
-                      {"remaining_lease_ms", or_null(s.remaining_lease_ms)},
-                      {"mode", or_null(s.mode)},
-                      {"fencing_token", or_null(s.fencing_token)},
-                      {"holders", holders},
-                      {"queue", queue}}
-                     .dump()
+    std::cout << dumped(json{{"name", s.name},
+                             {"node", s.node},
+                             {"synced_replicas", s.synced_replicas},
+                             {"online_replicas", or_null(s.online_replicas)},
+                             {"replicas_acknowledging", or_null(s.replicas_acknowledging)},
+                             {"kind", s.kind},
+                             {"locked", s.locked},
+                             {"remaining_lease_ms", or_null(s.remaining_lease_ms)},
+                             {"mode", or_null(s.mode)},
+                             {"fencing_token", or_null(s.fencing_token)},
+                             {"holders", holders},
+                             {"queue", queue}})
               << "\n";
     return;
   }
@@ -155,7 +158,7 @@ void print(const counter_status& s, bool as_json) {
       out["permits_taken"] = s.permits_taken;
       out["permits"] = std::move(list);
     }
-    std::cout << out.dump() << "\n";
+    std::cout << dumped(out) << "\n";
     return;
   }
   if (!permits) {
@@ -190,13 +193,12 @@ void print(const counter_status& s, bool as_json) {
 
 void print(const queue_status& s, bool as_json) {
   if (as_json) {
-    std::cout << json{{"name", s.name},
-                      {"kind", "queue"},
-                      {"length", s.length},
-                      {"delayed", s.delayed},
-                      {"next_due_ms", or_null(s.next_due_ms)},
-                      {"next_due_in_ms", or_null(s.next_due_in_ms)}}
-                     .dump()
+    std::cout << dumped(json{{"name", s.name},
+                             {"kind", "queue"},
+                             {"length", s.length},
+                             {"delayed", s.delayed},
+                             {"next_due_ms", or_null(s.next_due_ms)},
+                             {"next_due_in_ms", or_null(s.next_due_in_ms)}})
               << "\n";
     return;
   }
@@ -215,7 +217,7 @@ void print(const queue_status& s, bool as_json) {
 
 void print(const unlock_result& r, bool as_json) {
   if (as_json) {
-    std::cout << json{{"name", r.name}, {"released", r.released}}.dump() << "\n";
+    std::cout << dumped(json{{"name", r.name}, {"released", r.released}}) << "\n";
   } else {
     std::printf("%s: %s\n", escaped(r.name).c_str(), r.released ? "released" : "was not locked");
   }
@@ -223,20 +225,19 @@ void print(const unlock_result& r, bool as_json) {
 
 void print(const demo_result& r, bool as_json) {
   if (as_json) {
-    std::cout << json{{"url", r.url},
-                      {"private_server", r.private_server},
-                      {"node", r.node},
-                      {"workers", r.workers},
-                      {"iterations", r.iterations},
-                      {"count", r.count},
-                      {"expected", r.expected},
-                      {"seconds", r.seconds},
-                      {"acquisitions", r.acquisitions},
-                      {"acquisitions_per_s", r.acquisitions / r.seconds},
-                      {"handoffs", r.handoffs},
-                      {"handoff_p50_us", r.handoff_p50_us},
-                      {"handoff_p99_us", r.handoff_p99_us}}
-                     .dump()
+    std::cout << dumped(json{{"url", r.url},
+                             {"private_server", r.private_server},
+                             {"node", r.node},
+                             {"workers", r.workers},
+                             {"iterations", r.iterations},
+                             {"count", r.count},
+                             {"expected", r.expected},
+                             {"seconds", r.seconds},
+                             {"acquisitions", r.acquisitions},
+                             {"acquisitions_per_s", r.acquisitions / r.seconds},
+                             {"handoffs", r.handoffs},
+                             {"handoff_p50_us", r.handoff_p50_us},
+                             {"handoff_p99_us", r.handoff_p99_us}})
               << "\n";
     return;
   }
