@@ -86,12 +86,15 @@ TEST_F(cli, sets_that_cannot_work_are_usage_errors) {
 // the word after --all's list became NAME: `--all , -- CMD` ran CMD holding a lock named "--".
 TEST_F(cli, run_all_refuses_a_list_with_an_empty_member) {
   const std::vector<std::vector<std::string>> lists{
-      {"run", "--all", ",", "--", "true"},    {"run", "--all", ",,", "x", "--", "true"},
-      {"run", "--all", "a,,b", "--", "true"}, {"run", "--all", "a,b,", "--", "true"},
+      {"run", "--all", ",", "--", "true"},
+      {"run", "--all", ",,", "x", "--", "true"},
+      {"run", "--all", "a,,b", "--", "true"},
+      {"run", "--all", "a,b,", "--", "true"},
       {"run", "--all", "", "--", "true"},
+      {"run", "--redlock", ",,", "r", "--", "true"},  // --redlock's list is taken the same way
   };
   for (const auto& args : lists) {
-    SCOPED_TRACE(args[2]);
+    SCOPED_TRACE(args[1] + " '" + args[2] + "'");
     auto r = run(args);
     EXPECT_EQ(r.code, 2) << r.err;
     EXPECT_EQ(lines(r.err), 1u) << r.err;
