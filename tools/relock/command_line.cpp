@@ -1,4 +1,5 @@
-// The command line: flags, help text and usage errors, parsed with CLI11 into plain options.
+// The command line: flags and usage errors, parsed with CLI11 into plain options (the longer
+// help texts are in help_text.hpp).
 #include "command_line.hpp"
 
 #include <CLI/CLI.hpp>
@@ -9,134 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "help_text.hpp"
+
 namespace relock_cli {
 namespace {
-
-constexpr const char* synopsis =
-    R"(flock(1) across hosts: Redisson-compatible distributed locks on Redis.
-
-  relock [--url URL] [--pubsub MODE] [--watchdog-timeout SEC] [--json] COMMAND ...
-  relock run [-w SEC] [-n] [-E N] [--lease SEC] [--kind K] [-s|-x] NAME -- COMMAND [ARG...]
-  relock run [OPTIONS] --all NAME,NAME... -- COMMAND [ARG...]
-  relock run [OPTIONS] --redlock URL,URL,URL NAME -- COMMAND [ARG...]
-  relock run [-w SEC] [-n] [-E N] [--lease SEC] --semaphore N NAME -- COMMAND [ARG...]
-  relock status NAME
-  relock queue offer NAME VALUE|- [--delay SEC] | take NAME [-w SEC] [--raw] | size NAME
-  relock semaphore release NAME PERMIT | set NAME N | add NAME N
-  relock unlock --force NAME
-  relock demo [--workers N] [--iterations M] [--cluster]
-
-URL: redis://[user[:password]@]host[:port][/db], or a Redis Cluster by any of
-its nodes: redis-cluster://[user[:password]@]host:port[,host:port...], or the
-master that Sentinel watches: redis-sentinel://[user[:password]@]host:port[,...]/MASTER
-(the URL's credentials are the data nodes'; the sentinels' go in --sentinel-user
-and --sentinel-password or $RELOCK_SENTINEL_PASSWORD). With replicas, lock writes
-wait for one to acknowledge them (--replica-sync).
-
-Timeouts: run -w SEC and queue take -w SEC are deadlines for everything before
-the command or the value, connecting to Redis included (connecting gets at
-least 0.1 s of SEC, so -w 0 still connects). status, unlock, semaphore, queue
-offer and queue size give up after 3 s without an answer, to connect and again
-for each reply. Otherwise connecting may take up to 10 s.
-)";
-
-constexpr const char* exit_codes = R"(Exit codes:
-  0        success; run: the command's own exit status
-  1        run: not acquired within --wait, or at once with -n (-E changes it);
-           queue take: nothing came within --wait; semaphore release: no such
-           permit taken; unlock: the lock was not held; demo: the count came out wrong
-  2        bad flags, Redis unreachable (or not answering within the connect
-           timeout), a name, value or duration refused
-  3        run: the lock was lost while the command ran; the command got SIGTERM
-  126/127  run: the command could not be executed / was not found
-  128+N    run: the command died of signal N (or relock did, waiting for the lock)
-A command's own 1, 2 or 3 pass through as well; when the code is relock's,
-relock says why on stderr.)";
-
-// Each subcommand's --help lists its own codes only.
-constexpr const char* run_exit_codes = R"(Exit codes:
-  0        the command's own exit status (its 1, 2 or 3 pass through as well:
-           when the code is relock's, relock says why on stderr)
-  1        not acquired within --wait, or at once with -n (-E changes it)
-  2        bad flags, Redis unreachable, a name or duration refused
-  3        the lock was lost while the command ran; the command got SIGTERM
-  126/127  the command could not be executed / was not found
-  128+N    the command died of signal N (or relock did, waiting for the lock))";
-
-constexpr const char* status_exit_codes = R"(Exit codes:
-  0        shown (a name that holds nothing too)
-  2        bad flags, Redis unreachable, the name refused, or it holds data that is
-           none of relock's kinds)";
-
-constexpr const char* queue_exit_codes = R"(Exit codes:
-  0        done: offered; taken and printed; the size printed
-  1        take: nothing came within --wait
-  2        bad flags, Redis unreachable, a name, value or duration refused, or the
-           name (or its delayed queue's keys) holding another Redis type)";
-
-constexpr const char* semaphore_exit_codes = R"(Exit codes:
-  0        done: the permit given back; the permits set or added
-  1        release: no such permit is taken (given back, expired, never taken)
-  2        bad flags, Redis unreachable, the name holding something else, or a
-           total that would pass 2147483647 (a Java int: Redisson could not read it))";
-
-constexpr const char* unlock_exit_codes = R"(Exit codes:
-  0        released
-  1        the lock was not held
-  2        bad flags, Redis unreachable, the name holding something else)";
-
-constexpr const char* demo_exit_codes = R"(Exit codes:
-  0        the count came out exact
-  1        the count came out wrong
-  2        bad flags, Redis unreachable)";
-
-constexpr const char* run_notes = R"(COMMAND is every word after NAME ("--" before it is optional).
-It inherits stdin, stdout and stderr, and gets RELOCK_NAME=NAME in its environment
-(and RELOCK_TOKEN, the fencing token, with --kind fenced). SIGINT, SIGTERM and
-SIGHUP are forwarded to it; one that comes while waiting for the lock ends the
-wait. Without --lease the watchdog renews the lock (every third of
---watchdog-timeout) while the command runs. If the lock is lost anyway (key
-deleted, Redis away for longer than the lease) or --lease runs out, the command
-gets SIGTERM and relock exits 3; if relock itself is killed, the command gets
-SIGKILL. Durations are plain decimal seconds (10, 0.5).
-
--w SEC is the deadline for everything before COMMAND starts: connecting to Redis
-counts against it (at least 0.1 s of it, at most 10 s), and the wait for NAME
-gets what is left. A server that accepts connections but answers nothing
-(stopped, swapping) costs SEC, then exit 2. Without -w, connecting may take up
-to 10 s, then the wait is as long as it takes.
-
-Kinds, each on the data of its Redisson twin (Java shares NAME with relock):
-  lock         the reentrant lock (RLock); the default
-  fair         waiters get NAME in the order they asked for it (RFairLock)
-  fenced       the command gets this acquisition's fencing token in RELOCK_TOKEN;
-               each acquisition's is higher than every earlier one (RFencedLock)
-  spin         no pub/sub: waiters poll with backoff, and a force unlock reaches the
-               command at the next renewal (or the end of --lease), not at once (RSpinLock)
-  read, write  the two sides of the read-write lock NAME (RReadWriteLock), as -s, -x
-
-Several locks:
-  --all A,B,C  holds every name at once or none (a multi-lock, as Redisson's
-               RedissonMultiLock), on --url's deployment; RELOCK_NAME=A,B,C. Names are
-               taken in one sorted order, so two runs naming them in any order never
-               deadlock; the wait, --lease and the watchdog apply to each.
-  --redlock U1,U2,U3 NAME
-               holds NAME on a majority of independent servers (RedLock; an odd number,
-               at least 3, redis:// URLs, no replication between them). One server away
-               costs one vote, not the lock. Without --lease each member is renewed by
-               the watchdog. See the README, "RedLock", for what it does not guarantee.
-  Neither takes --kind fenced (one token per lock: the command could not be given one).
-
-At most N at once:
-  --semaphore N NAME
-               takes one permit of the semaphore NAME (Redisson's RPermitExpirableSemaphore)
-               while COMMAND runs, so at most N commands run at once across the fleet.
-               NAME is made with N permits if it holds nothing; one that exists is used as
-               it is (with a note on stderr when its permits do not add up to N). The
-               command gets the permit's id in RELOCK_PERMIT. Without --lease the watchdog
-               renews the permit, so a permit whose relock died comes back within
-               --watchdog-timeout; a permit found gone is lost, as a lock (exit 3). Takes
-               -w, -n, -E and --lease; not --kind, -s, -x, --all or --redlock.)";
 
 // One line, for the subcommand that the error was about: what it expects and where to look.
 std::string usage_of(const CLI::App& app) {
@@ -215,8 +92,8 @@ void split_command(run_options& r, const std::vector<std::string>& after_separat
 }  // namespace
 
 std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
-  CLI::App app{synopsis, "relock"};
-  app.footer(exit_codes);
+  CLI::App app{help::synopsis, "relock"};
+  app.footer(help::exit_codes);
   app.require_subcommand(1);
   app.fallthrough();  // global options may also follow the subcommand: relock status x --json
   app.set_version_flag("--version", RELOCK_VERSION);
@@ -257,7 +134,7 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
 
   run_options& r = c.run;
   auto* run = app.add_subcommand("run", "hold NAME while COMMAND runs, then release it");
-  run->footer(std::string(run_notes) + "\n\n" + run_exit_codes);
+  run->footer(std::string(help::run_notes) + "\n\n" + help::run_exit_codes);
   run->positionals_at_end();  // after NAME, even "-x" belongs to the command
   run->add_option("-w,--wait", r.wait_seconds,
                   "give up after SEC, connecting included (default: wait until acquired)")
@@ -310,7 +187,7 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
       "available permits and the permits taken, with their expiries; a counter's value (a "
       "semaphore's or a count-down latch's); a queue's length. Gives up after 3 s without an "
       "answer (to connect, and again for the read)");
-  status->footer(status_exit_codes);
+  status->footer(help::status_exit_codes);
   status->add_option("NAME", c.name, "the lock's (semaphore's, latch's, queue's) name")->required();
 
   queue_options& q = c.queue;
@@ -319,7 +196,7 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
       "Redisson's blocking queue NAME (a Redis list) and the delayed queue feeding it, shared "
       "with Java (StringCodec values)");
   queue->require_subcommand(1);
-  queue->footer(queue_exit_codes);
+  queue->footer(help::queue_exit_codes);
   auto* offer = queue->add_subcommand("offer", "append VALUE to NAME, or put it in after --delay");
   offer
       ->add_option("--delay", q.delay_seconds,
@@ -327,7 +204,7 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
                    "running consumer's transfer (relock queue take, Java's RDelayedQueue)")
       ->type_name("SEC");
   offer->add_option("NAME", q.name, "the queue's name (its Redis list)")->required();
-  offer->footer(queue_exit_codes);
+  offer->footer(help::queue_exit_codes);
   offer
       ->add_option("VALUE", q.value,
                    "the value, as bytes; - reads it from standard input, every byte to the end "
@@ -342,10 +219,10 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
                  "write the value's bytes exactly, with no newline after it (for binary values, "
                  "or values ending in a newline)");
   take->add_option("NAME", q.name, "the queue's name")->required();
-  take->footer(queue_exit_codes);
+  take->footer(help::queue_exit_codes);
   auto* size = queue->add_subcommand("size", "print how many elements NAME holds");
   size->add_option("NAME", q.name, "the queue's name")->required();
-  size->footer(queue_exit_codes);
+  size->footer(help::queue_exit_codes);
 
   semaphore_admin_options& sa = c.semaphore;
   auto* sem = app.add_subcommand(
@@ -353,13 +230,13 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
       "a permit-expirable semaphore's administration (Redisson's RPermitExpirableSemaphore): "
       "give a stuck permit back, or change how many permits there are");
   sem->require_subcommand(1);
-  sem->footer(semaphore_exit_codes);
+  sem->footer(help::semaphore_exit_codes);
   auto* give_back = sem->add_subcommand(
       "release", "give PERMIT of NAME back, whoever took it (a holder that died, say)");
   give_back->add_option("NAME", sa.name, "the semaphore's name")->required();
   give_back->add_option("PERMIT", sa.permit, "the permit's id, 32 hex digits, as status shows it")
       ->required();
-  give_back->footer(semaphore_exit_codes);
+  give_back->footer(help::semaphore_exit_codes);
   auto* set_permits = sem->add_subcommand(
       "set", "make NAME's permits N in all, taken ones included (made when absent)");
   set_permits->add_option("NAME", sa.name, "the semaphore's name")->required();
@@ -367,7 +244,7 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
       ->required()
       ->check(plain_decimal())
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{2'147'483'647}));
-  set_permits->footer(semaphore_exit_codes);
+  set_permits->footer(help::semaphore_exit_codes);
   auto* add_permits = sem->add_subcommand(
       "add",
       "make N more permits of NAME available (made when absent); the total must stay "
@@ -377,14 +254,14 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
       ->required()
       ->check(plain_decimal())
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{2'147'483'647}));
-  add_permits->footer(semaphore_exit_codes);
+  add_permits->footer(help::semaphore_exit_codes);
 
   auto* unlock = app.add_subcommand(
       "unlock",
       "take NAME away from whoever holds it and wake its waiters (a fair lock's next in line)");
   unlock->add_flag("--force", c.force, "required: a lock belongs to its holder");
   unlock->add_option("NAME", c.name, "the lock's name")->required();
-  unlock->footer(unlock_exit_codes);
+  unlock->footer(help::unlock_exit_codes);
 
   demo_options& d = c.demo;
   auto* demo = app.add_subcommand(
@@ -397,7 +274,7 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
   demo->add_option("--iterations", d.iterations, "increments per worker (default 250)")
       ->type_name("M")
       ->check(CLI::Range(1, 100000));
-  demo->footer(demo_exit_codes);
+  demo->footer(help::demo_exit_codes);
   demo->add_flag("--cluster", d.cluster,
                  "on a Redis Cluster: the redis-cluster:// --url, or with none a private one of "
                  "3 masters (redis-server and redis-cli from PATH)");
