@@ -101,7 +101,7 @@ int queue_command(const global_options& g, const queue_options& o) {
     try {
       transfer.size();
     } catch (const relock::error& e) {
-      if (std::string_view(e.what()).find("WRONGTYPE") == std::string_view::npos) throw;
+      if (e.code() != relock::errc::wrong_type) throw;
       watch.heard(relock::log_level::error, std::string("the transfer's list: ") + e.what());
     }
     std::optional<std::string> value;
