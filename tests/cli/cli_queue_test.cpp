@@ -95,3 +95,18 @@ TEST_F(cli, take_does_not_wait_on_a_delayed_queue_of_the_wrong_type) {
     raw_.command({"DEL", key});
   }
 }
+
+TEST_F(cli, status_says_when_a_delayed_queue_key_holds_the_wrong_type) {
+  for (const char* key : {"redisson_delay_queue:{q}", "redisson_delay_queue_timeout:{q}"}) {
+    SCOPED_TRACE(key);
+    raw_.command({"RPUSH", "q", "a"});
+    raw_.command({"SET", key, "x"});
+    auto r = run({"status", "q"});
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find(key), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("holds a string"), std::string::npos) << r.err;
+    EXPECT_EQ(raw_.command({"LLEN", "q"}).integer, 1);  // nothing changed
+    raw_.command({"DEL", key, "q"});
+  }
+}
