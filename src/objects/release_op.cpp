@@ -5,6 +5,7 @@
 #include "client_core.hpp"
 #include "objects/ids.hpp"
 #include "objects/naming.hpp"
+#include "objects/release_retry.hpp"
 
 namespace relock::detail {
 
@@ -41,12 +42,23 @@ void release_now(const std::shared_ptr<client_core>& core, release_request reque
   core->watchdog().release(
       key, field,
       [core, call = std::move(call), request = std::move(request), known = plan.known,
-       latch = std::move(latch), done = std::move(done), cleanup, resent, timeout]() mutable {
+       latch = std::move(latch), done = std::move(done), cleanup, resent, timeout,
+       lease = plan.lease]() mutable {
         core->executor().eval(
             request.kind->release, std::move(call.keys), std::move(call.args),
             [core, request = std::move(request), known, latch = std::move(latch),
-             done = std::move(done), resent](std::error_code ec, resp::reply r) mutable {
+             done = std::move(done), resent, lease](std::error_code ec, resp::reply r) mutable {
               core->watchdog().release_answered(request.key, request.field);
+              // Not confirmed: it may not have run, and the lock would stay held for its whole
+              // lease. The caller hears of the failure; the release is sent again meanwhile.
+              if ((ec == errc::timeout || ec == errc::connection) && !request.cleanup) {
+                const auto& settings = core->settings();
+                release_request again = request;
+                again.latch = latch;
+                retry_release(
+                    core, std::move(again),
+                    std::chrono::steady_clock::now() + std::min(lease, settings.unlock_latch_ttl));
+              }
               // Released on the master, but no replica acknowledged it: the caller hears so once
               // the release is booked like any other.
               const bool unsynced = ec == errc::no_synced_replicas && !r.is_error();

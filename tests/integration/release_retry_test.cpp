@@ -1,0 +1,82 @@
+// An unlock that Redis did not answer (the server stopped) is finished once Redis answers again,
+// while the client lives, instead of leaving the lock held for the rest of its lease.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <system_error>
+
+#include <relock/client.hpp>
+#include <relock/lock.hpp>
+
+#include "support/client_settings.hpp"
+#include "support/raw_client.hpp"
+#include "support/redis_server.hpp"
+#include "support/wait.hpp"
+
+using namespace std::chrono_literals;
+using namespace relock::test;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+std::error_code unlock(relock::Lock& lock, relock::owner who) {
+  std::promise<std::error_code> done;
+  lock.async_unlock(who, [&](std::error_code ec) { done.set_value(ec); });
+  return done.get_future().get();
+}
+
+}  // namespace
+
+TEST(release_retry, an_unanswered_unlock_is_finished_when_the_server_answers_again) {
+  redis_server server;
+  raw_client direct = raw_client::to(server);
+  relock::config settings = settings_for(server);
+  settings.command_timeout = 500ms;
+  relock::client client(settings);
+  auto lock = client.lock("retried");
+  const auto me = relock::owner::unique();
+  std::promise<std::error_code> taken;
+  lock.async_try_lock(me, {}, [&](std::error_code ec, bool) { taken.set_value(ec); });
+  ASSERT_FALSE(taken.get_future().get());
+
+  server.pause();
+  const auto ec = unlock(lock, me);
+  EXPECT_EQ(ec, relock::errc::timeout) << ec.message();
+  server.resume();
+  const auto resumed = steady::now();
+  // Well before the 30 s lease: the unlock's copy sent again is answered.
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return direct.command({"EXISTS", "retried"}).integer == 0;
+      },
+      5s))
+      << "the lock is still held after the server came back";
+  EXPECT_LT(steady::now() - resumed, 3s);
+  // And the same owner can take it again at once: its next try found nothing left to settle.
+  std::promise<bool> again;
+  lock.async_try_lock(me, {}, [&](std::error_code, bool acquired) { again.set_value(acquired); });
+  EXPECT_TRUE(again.get_future().get());
+  EXPECT_FALSE(unlock(lock, me));
+}
+
+TEST(release_retry, a_client_destroyed_right_after_a_failed_unlock_still_finishes_it) {
+  redis_server server;
+  raw_client direct = raw_client::to(server);
+  {
+    relock::config settings = settings_for(server);
+    settings.command_timeout = 500ms;
+    relock::client client(settings);
+    auto lock = client.lock("retried-at-exit");
+    const auto me = relock::owner::unique();
+    std::promise<std::error_code> taken;
+    lock.async_try_lock(me, {}, [&](std::error_code ec, bool) { taken.set_value(ec); });
+    ASSERT_FALSE(taken.get_future().get());
+    server.pause();
+    EXPECT_EQ(unlock(lock, me), relock::errc::timeout);
+    server.resume();
+    // The client goes away at once, as `relock run` does after its command: its shutdown lets
+    // the last copy be answered.
+  }
+  EXPECT_EQ(direct.command({"EXISTS", "retried-at-exit"}).integer, 0);
+}
