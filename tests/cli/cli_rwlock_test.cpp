@@ -102,3 +102,19 @@ TEST_F(cli, status_shows_the_mode_and_both_sides_and_unlock_force_stops_the_hold
   EXPECT_FALSE(exists("view"));
   EXPECT_EQ(raw_.command({"KEYS", "*view*"}).elements.size(), 0u) << "timeout keys left behind";
 }
+
+TEST_F(cli, a_writer_that_gives_up_names_the_readers_that_hold_it) {
+  std::vector<std::unique_ptr<cli_process>> readers;
+  for (int i = 0; i < 2; ++i) {
+    const auto n = std::to_string(i);
+    readers.push_back(std::make_unique<cli_process>(with_url(
+        concat({"run", "-s", "shared", "--"}, hold_until(file("r-in" + n), file("r-out" + n))))));
+  }
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(appears(file("r-in" + std::to_string(i))));
+  auto r = run({"run", "-x", "-n", "shared", "--", "true"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("'shared' is held by 2 readers ("), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("another owner"), std::string::npos) << r.err;
+  for (int i = 0; i < 2; ++i) std::ofstream(file("r-out" + std::to_string(i))).put('\n');
+  for (auto& reader : readers) EXPECT_EQ(reader->wait(10s), 0);
+}

@@ -3,6 +3,7 @@
 #include <future>
 #include <iostream>
 #include <memory>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -61,6 +62,24 @@ class single_lock final : public run_target {
   }
 
   void unlock(std::error_code& ec) noexcept override { plain().unlock(ec); }
+
+  // Several readers are not "another owner": they are named, so a writer that gives up knows
+  // whom it waited for (readers that keep coming go first, as with Redisson: README).
+  std::string busy() const override {
+    std::vector<std::string> readers;
+    try {
+      for (const auto& h : at_.client.inspect(name_).holders) {
+        if (h.side == relock::hold_side::read) readers.push_back(h.owner);
+      }
+    } catch (const relock::error&) {
+      // Gone or unreadable now: the plain words say enough.
+    }
+    if (readers.size() < 2) return run_target::busy();
+    std::string list;
+    for (std::size_t i = 0; i < readers.size(); ++i) list += (i ? ", " : "") + readers[i];
+    return "'" + name_ + "' is held by " + std::to_string(readers.size()) + " readers (" + list +
+           ")";
+  }
 
  private:
   using held = std::variant<relock::Lock, relock::FencedLock>;
