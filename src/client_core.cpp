@@ -157,6 +157,9 @@ client_core::client_core(config settings)
       to_start.insert(to_start.end(), pools.back().second.begin(), pools.back().second.end());
     }
     if (pools.empty()) throw error(errc::connection, "the cluster has no master serving slots");
+    // The same for every client of the cluster, whichever seed it came in by.
+    server_id_ = "cluster:";
+    for (const auto& p : pools) server_id_ += " " + p.first.address();
     options.target = endpoint_of(pools.front().first);
     // A node met later (a MOVED, a new master) gets its pool when first needed.
     auto make_pool = [this, connections_to, endpoint_of](const topology::node& n) {
@@ -277,6 +280,8 @@ std::optional<std::pair<std::error_code, std::string>> client_core::start_watchi
                          "), which takes no lock writes: connect to its master, or through "
                          "Sentinel with redis-sentinel://"};
   }
+  const std::string run_id = info_field(r.str, "run_id");
+  server_id_ = run_id.empty() ? "address:" + server.address() : "run_id:" + run_id;
   // Sentinel's count stands: a master's own may include replicas Sentinel sees as down. A list
   // in the URL stands too.
   if (!sentinel && !watching.listed_replicas) watching.sync.known_replicas = online_replicas(r.str);

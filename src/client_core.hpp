@@ -91,6 +91,11 @@ class client_core {
 
   const config& settings() const { return settings_; }
   const std::string& id() const { return id_; }
+  // Which server this client talks to, as the server itself says, learnt once at startup: one
+  // server (or Sentinel's master then), "run_id:" and its INFO run_id, or "address:host:port"
+  // when INFO shows none; a cluster, "cluster:" and its masters in slot order. Equal for two
+  // clients of one server however its address was spelled (a RedLock counts it once).
+  const std::string& server_id() const { return server_id_; }
   asio::io_context& io() { return io_; }
   exec::executor& executor() { return *executor_; }
   // Connections for blocking commands (I/O thread only).
@@ -145,6 +150,7 @@ class client_core {
 
   config settings_;
   std::string id_;
+  std::string server_id_;        // set once by the constructor, read-only afterwards
   mutable asio::io_context io_;  // mutable: asking "am I on its thread?" changes nothing
   asio::executor_work_guard<asio::io_context::executor_type> work_;
   std::thread thread_;

@@ -42,7 +42,11 @@ struct redlock_result {
 class RELOCK_API RedLock : public detail::lock_set {
  public:
   // Throws errc::invalid_argument unless there are an odd number of members, at least 3, on
-  // distinct servers, and the drift factor is in [0, 1).
+  // distinct servers, and the drift factor is in [0, 1). Servers are told apart by what they
+  // say of themselves when a client starts (INFO's run_id), not by their address: two clients
+  // of one server (127.0.0.1:6379 and localhost:6379, or two databases) would be two votes of
+  // one server, and the message names both members and the server. All the clients of one
+  // Redis Cluster are one server: a name lives on one of its masters whichever seed was given.
   explicit RedLock(std::vector<Lock> members, redlock_options options = {});
 
   std::size_t quorum() const { return lock_set::quorum(); }

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <set>
 #include <tuple>
 #include <utility>
 
 #include "client_core.hpp"
+#include "net/endpoint.hpp"
 #include "objects/lock_access.hpp"
 #include "objects/member_run.hpp"
 #include "objects/multi_acquire_fsm.hpp"
@@ -18,6 +20,19 @@ namespace relock::detail {
 namespace {
 
 const std::string& server_of(const Lock& l) { return lock_access::core(l).settings().url; }
+
+// The member's server as the server says (client_core::server_id): equal for two clients of
+// one server, however its address was spelled.
+const std::string& server_id_of(const Lock& l) { return lock_access::core(l).server_id(); }
+
+// The member's server as its client knows it, for messages: host:port from a redis:// URL,
+// else the URL with its password hidden.
+std::string address_of(const Lock& l) {
+  const std::string& url = server_of(l);
+  const auto target = net::parse_target(url);  // the client's own: it parsed once already
+  if (target.deployment == net::target::mode::single) return target.nodes.front().address();
+  return net::redacted_url(url);
+}
 
 // Hears one member's loss and tells the set's on_lost once, when the set is lost with it: at
 // the first loss for a multi-lock, when fewer than a quorum remain for a RedLock.
@@ -119,12 +134,19 @@ lock_set::lock_set(std::vector<Lock> members, rule how) : members_(std::move(mem
                 what + ": needs an odd number of members, at least 3, one per server (got " +
                     std::to_string(members_.size()) + ")");
   }
-  std::set<std::string> servers;
-  for (const auto& m : members_) {
-    if (!servers.insert(server_of(m)).second) {
-      throw error(errc::invalid_argument, what + ": two members on " + server_of(m) +
-                                              "; each must be on an independent server");
-    }
+  // One server, one vote: told apart by the server itself, so that 127.0.0.1:P and
+  // localhost:P are one server, and a quorum is never two votes of one.
+  std::map<std::string, std::size_t> servers;  // server id -> first member on it
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    const auto [first, inserted] = servers.emplace(server_id_of(members_[i]), i);
+    if (inserted) continue;
+    const auto& a = members_[first->second];
+    const auto& b = members_[i];
+    throw error(errc::invalid_argument,
+                what + ": member " + std::to_string(first->second) + " ('" + a.name() + "' on " +
+                    address_of(a) + ") and member " + std::to_string(i) + " ('" + b.name() +
+                    "' on " + address_of(b) + ") are on the same server (" + first->first +
+                    "); each must be on an independent server");
   }
   if (!(rule_.drift_factor >= 0 && rule_.drift_factor < 1)) {
     throw error(errc::invalid_argument, what + ": the drift factor must be in [0, 1)");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <relock/client.hpp>
@@ -14,6 +15,14 @@ using namespace std::chrono_literals;
 using namespace relock::test;
 
 namespace {
+
+// The address of `server` as another spelling of it: localhost for 127.0.0.1.
+std::string localhost_url(const redis_server& server) {
+  std::string url = server.url();
+  const auto at = url.find("127.0.0.1");
+  if (at != std::string::npos) url.replace(at, 9, "localhost");
+  return url;
+}
 
 struct three_servers {
   redis_server servers[3];
@@ -145,4 +154,35 @@ TEST(red_lock, sets_that_cannot_be_a_quorum_of_independent_servers_are_refused) 
               relock::RedLock drift({c[0]->lock("r"), c[1]->lock("r"), c[2]->lock("r")}, {1.5});
             }),
             relock::errc::invalid_argument);
+}
+
+TEST(red_lock, two_clients_of_one_server_are_one_vote_however_its_address_is_spelled) {
+  three_servers set;
+  auto& c = set.clients;
+  auto cfg = settings_for(set.servers[0]);
+  cfg.url = localhost_url(set.servers[0]);
+  ASSERT_NE(cfg.url, set.servers[0].url());
+  relock::client again(cfg);
+  // Told apart by the server itself (INFO's run_id), not by the URL.
+  EXPECT_EQ(relock::detail::core_of(again)->server_id(),
+            relock::detail::core_of(*c[0])->server_id());
+  EXPECT_NE(relock::detail::core_of(*c[0])->server_id(),
+            relock::detail::core_of(*c[1])->server_id());
+  try {
+    relock::RedLock twice({c[0]->lock("r"), c[1]->lock("r"), again.lock("r")});
+    ADD_FAILURE() << "a RedLock counting one server twice was accepted";
+  } catch (const relock::error& e) {
+    EXPECT_EQ(e.code(), relock::errc::invalid_argument);
+    const std::string what = e.what();
+    const auto port = std::to_string(set.servers[0].port());
+    EXPECT_NE(what.find("member 0"), std::string::npos) << what;
+    EXPECT_NE(what.find("member 2"), std::string::npos) << what;
+    EXPECT_NE(what.find("127.0.0.1:" + port), std::string::npos) << what;
+    EXPECT_NE(what.find("localhost:" + port), std::string::npos) << what;
+    EXPECT_NE(what.find(relock::detail::core_of(again)->server_id()), std::string::npos) << what;
+  }
+  // Three servers of their own are three votes.
+  relock::RedLock three({c[0]->lock("r"), c[1]->lock("r"), c[2]->lock("r")});
+  EXPECT_TRUE(three.try_lock(1s));
+  three.unlock();
 }
