@@ -8,7 +8,8 @@
 // the lease minus the time the attempt took minus a clock-drift allowance (lease x
 // drift_factor + 2 ms). When too few granted it, what was granted goes back and it tries again
 // while the wait lasts. It never returns holding no quorum, and never fails holding a member.
-// Unlock releases every member and reports those it could not reach (unlock_members).
+// Unlock releases every member and reports those it could not reach (unlock_members), each by
+// its index and server (its members share one name).
 //
 // What it does and does not guarantee (see the README, "RedLock"): one server down, stopped or
 // restarted costs one vote, not the lock. But the guarantee rests on timing: a holder that

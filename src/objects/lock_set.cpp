@@ -89,13 +89,13 @@ class release_all : public std::enable_shared_from_this<release_all> {
  private:
   void heard(std::size_t i, std::error_code ec, std::string detail) {
     std::unique_lock guard(mutex_);
-    if (ec) failures_.push_back({i, member_failure{members_[i].name(), ec, std::move(detail)}});
+    if (ec) failures_.push_back({members_[i].name(), ec, std::move(detail), i, {}});
     if (--left_ > 0) return;
-    std::sort(failures_.begin(), failures_.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<member_failure> failures;
-    for (auto& f : failures_) failures.push_back(std::move(f.second));
+    auto failures = std::move(failures_);
     guard.unlock();
+    std::sort(failures.begin(), failures.end(),
+              [](const auto& a, const auto& b) { return a.index < b.index; });
+    for (auto& f : failures) f.server = address_of(members_[f.index]);
     const auto outcome = set_unlock_outcome(failures, members_.size(), quorum_);
     done_(outcome, std::move(failures));
   }
@@ -104,7 +104,7 @@ class release_all : public std::enable_shared_from_this<release_all> {
   std::size_t quorum_;
   std::mutex mutex_;
   std::size_t left_;
-  std::vector<std::pair<std::size_t, member_failure>> failures_;
+  std::vector<member_failure> failures_;
   done_fn done_;
 };
 
@@ -231,19 +231,20 @@ bool lock_set::try_lock(std::chrono::milliseconds wait, std::chrono::millisecond
 
 std::vector<member_failure> lock_set::unlock_members() noexcept {
   try {
-    for (const auto& m : members_) {
-      const auto& core = lock_access::core(m);
-      if (core.on_io_thread()) {
+    for (std::size_t i = 0; i < members_.size(); ++i) {
+      const auto& m = members_[i];
+      if (lock_access::core(m).on_io_thread()) {
         return {member_failure{m.name(), errc::would_deadlock,
                                "unlock() blocks, and was called on relock's I/O thread; use "
-                               "async_unlock there"}};
+                               "async_unlock there",
+                               i, address_of(m)}};
       }
     }
     auto [ec, failures] = wait_for<std::error_code, std::vector<member_failure>>(
         [&](auto done) { start_release(owner::current_thread(), std::move(done)); });
     return std::move(failures);
   } catch (const std::exception& e) {  // allocation failure: still never throw from here
-    return {member_failure{members_.front().name(), errc::connection, e.what()}};
+    return {member_failure{members_.front().name(), errc::connection, e.what(), 0, {}}};
   }
 }
 
@@ -256,13 +257,14 @@ void lock_set::unlock_reporting(std::error_code* out) noexcept {
   const auto outcome = set_unlock_outcome(failures, members_.size(), quorum());
   if (out != nullptr) *out = outcome;
   if (out != nullptr || !outcome) return;
+  // Each failure to the client of the member that failed (a RedLock's members share a name).
   for (const auto& f : failures) {
-    const auto it = std::find_if(members_.begin(), members_.end(),
-                                 [&](const Lock& m) { return m.name() == f.member; });
-    if (it == members_.end()) continue;
-    const auto& core = lock_access::core(*it);
-    core.log(log_level::error, std::string(rule_.what) + " unlock failed: " + f.detail);
-    if (const auto& report = core.settings().on_unlock_error) report(it->key(), f.ec, f.detail);
+    if (f.index >= members_.size()) continue;
+    const auto& m = members_[f.index];
+    const auto& core = lock_access::core(m);
+    core.log(log_level::error, std::string(rule_.what) + " unlock failed: member " +
+                                   std::to_string(f.index) + " on " + f.server + ": " + f.detail);
+    if (const auto& report = core.settings().on_unlock_error) report(m.key(), f.ec, f.detail);
   }
 }
 

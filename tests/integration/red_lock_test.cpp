@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -27,13 +28,23 @@ std::string localhost_url(const redis_server& server) {
 struct three_servers {
   redis_server servers[3];
   std::vector<std::unique_ptr<relock::client>> clients;
+  std::mutex heard_mutex;
+  std::vector<int> unlock_errors_heard_by;  // the client whose on_unlock_error was called
 
   three_servers() {
-    for (auto& s : servers) {
-      auto cfg = settings_for(s);
+    for (int i = 0; i < 3; ++i) {
+      auto cfg = settings_for(servers[i]);
       cfg.command_timeout = 500ms;  // an unlock to a stopped server gives up soon
+      cfg.on_unlock_error = [this, i](std::string_view, std::error_code, std::string_view) {
+        std::lock_guard guard(heard_mutex);
+        unlock_errors_heard_by.push_back(i);
+      };
       clients.push_back(std::make_unique<relock::client>(cfg));
     }
+  }
+  std::vector<int> heard() {
+    std::lock_guard guard(heard_mutex);
+    return unlock_errors_heard_by;
   }
   relock::RedLock red_lock(const std::string& name) {
     return relock::RedLock(
@@ -185,4 +196,29 @@ TEST(red_lock, two_clients_of_one_server_are_one_vote_however_its_address_is_spe
   relock::RedLock three({c[0]->lock("r"), c[1]->lock("r"), c[2]->lock("r")});
   EXPECT_TRUE(three.try_lock(1s));
   three.unlock();
+}
+
+TEST(red_lock, an_unlock_failure_names_the_member_that_failed_and_is_heard_by_its_client) {
+  three_servers set;
+  // The stopped member's hold stays until its lease ends: each round has a name of its own.
+  auto red = set.red_lock("r");
+  ASSERT_TRUE(red.acquire({.lease = 10s, .wait = 3s}).acquired);
+  set.servers[2].pause();
+  const auto failures = red.unlock_members();
+  set.servers[2].resume();
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0].index, 2u);
+  EXPECT_EQ(failures[0].server, "127.0.0.1:" + std::to_string(set.servers[2].port()));
+  EXPECT_EQ(failures[0].member, "r");
+  EXPECT_TRUE(failures[0].ec == relock::errc::timeout || failures[0].ec == relock::errc::connection)
+      << failures[0].detail;
+  EXPECT_TRUE(set.heard().empty());  // unlock_members() hands the failures to the caller
+
+  // Plain unlock() tells the failing member's own client, and no other.
+  auto other = set.red_lock("s");
+  ASSERT_TRUE(other.acquire({.lease = 10s, .wait = 3s}).acquired);
+  set.servers[1].pause();
+  other.unlock();
+  set.servers[1].resume();
+  EXPECT_EQ(set.heard(), std::vector<int>{1});
 }

@@ -20,11 +20,16 @@
 
 namespace relock {
 
-// One member's failure, as an unlock reports it.
+// One member's failure, as an unlock reports it. A RedLock's members share one name: `index`
+// and `server` say which member failed.
 struct member_failure {
   std::string member;  // the member lock's name
   std::error_code ec;
   std::string detail;
+  std::size_t index = 0;  // the member's place in members()
+  // The member's server as its client knows it: host:port from its URL (a cluster or Sentinel
+  // client: its URL, password hidden).
+  std::string server{};
 };
 
 namespace detail {
