@@ -11,6 +11,7 @@
 #include <relock/red_lock.hpp>
 
 #include "integration/lock_env.hpp"
+#include "support/redis_cluster.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;
@@ -221,4 +222,24 @@ TEST(red_lock, an_unlock_failure_names_the_member_that_failed_and_is_heard_by_it
   other.unlock();
   set.servers[1].resume();
   EXPECT_EQ(set.heard(), std::vector<int>{1});
+}
+
+TEST(red_lock, the_clients_of_one_cluster_are_one_vote_whichever_seed_they_came_in_by) {
+  // A name lives on one master of a cluster, the same for every client of it.
+  redis_cluster cluster({.masters = 3, .replicas_per_master = 0});
+  const auto& nodes = cluster.nodes();
+  relock::config by_first;
+  by_first.url = "redis-cluster://" + nodes[0].address();
+  relock::config by_last;
+  by_last.url = "redis-cluster://localhost:" + std::to_string(nodes[2].port);
+  relock::client a(by_first);
+  relock::client b(by_last);
+  EXPECT_EQ(relock::detail::core_of(a)->server_id(), relock::detail::core_of(b)->server_id());
+  redis_server alone;
+  relock::client c(settings_for(alone));
+  EXPECT_NE(relock::detail::core_of(a)->server_id(), relock::detail::core_of(c)->server_id());
+  EXPECT_EQ(error_of([&] {
+              relock::RedLock shared({a.lock("r"), c.lock("r"), b.lock("r")});
+            }),
+            relock::errc::invalid_argument);
 }
