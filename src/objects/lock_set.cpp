@@ -34,6 +34,9 @@ std::string address_of(const Lock& l) {
   return net::redacted_url(url);
 }
 
+// The member's database (0 in a cluster).
+int db_of(const Lock& l) { return net::parse_target(server_of(l)).nodes.front().db; }
+
 // Hears one member's loss and tells the set's on_lost once, when the set is lost with it: at
 // the first loss for a multi-lock, when fewer than a quorum remain for a RedLock.
 std::function<void(std::error_code)> set_loss(std::function<void(std::error_code)> on_lost,
@@ -113,14 +116,22 @@ class release_all : public std::enable_shared_from_this<release_all> {
 lock_set::lock_set(std::vector<Lock> members, rule how) : members_(std::move(members)), rule_(how) {
   const std::string what = rule_.what;
   if (members_.empty()) throw error(errc::invalid_argument, what + ": no member locks");
-  std::set<std::pair<std::string, std::string>> seen;
-  for (const auto& m : members_) {
-    if (!seen.emplace(m.key(), server_of(m)).second) {
-      throw error(errc::invalid_argument,
-                  what + ": '" + m.name() + "' on " + server_of(m) + " is a member twice");
-    }
-  }
   if (!rule_.quorum) {
+    // One key of one server and database, by the server's own id: two clients of one server
+    // are two owners of the key, and the set would wait on itself. (A RedLock refuses any two
+    // members on one server, below.)
+    std::map<std::tuple<std::string, std::string, int>, std::size_t> seen;  // -> first member
+    for (std::size_t i = 0; i < members_.size(); ++i) {
+      const auto& m = members_[i];
+      const auto [first, inserted] =
+          seen.emplace(std::tuple{m.key(), server_id_of(m), db_of(m)}, i);
+      if (inserted) continue;
+      const auto& a = members_[first->second];
+      throw error(errc::invalid_argument,
+                  what + ": member " + std::to_string(first->second) + " ('" + a.name() + "' on " +
+                      address_of(a) + ") and member " + std::to_string(i) + " ('" + m.name() +
+                      "' on " + address_of(m) + ") are one key of one server");
+    }
     // The canonical order: by key, then server. Every process sorts the same members the same
     // way whatever order they were given in (and however a server's address is spelled, unless
     // two members share a key).

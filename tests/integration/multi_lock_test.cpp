@@ -270,3 +270,21 @@ TEST(multi_lock, bad_sets_and_bad_unlocks_are_refused_clearly) {
   EXPECT_EQ(raw.command({"EXISTS", "a"}).integer, 0);
   EXPECT_EQ(raw.command({"GET", "b"}).str, "not a lock");
 }
+
+TEST(multi_lock, one_key_of_one_server_by_two_clients_is_a_member_twice) {
+  // It would wait on itself: each client is another owner of the one key.
+  redis_server server;
+  relock::client client(settings_for(server));
+  auto cfg = settings_for(server);
+  cfg.url.replace(cfg.url.find("127.0.0.1"), 9, "localhost");
+  relock::client again(cfg);
+  EXPECT_EQ(error_of([&] { relock::MultiLock twice(client.lock("a"), again.lock("a")); }),
+            relock::errc::invalid_argument);
+  // The same key in another database is another key.
+  auto other_db = settings_for(server);
+  other_db.url += "/1";
+  relock::client elsewhere(other_db);
+  relock::MultiLock two(client.lock("a"), elsewhere.lock("a"));
+  EXPECT_TRUE(two.try_lock(1s));
+  two.unlock();
+}
