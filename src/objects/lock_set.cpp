@@ -132,11 +132,12 @@ lock_set::lock_set(std::vector<Lock> members, rule how) : members_(std::move(mem
                       address_of(a) + ") and member " + std::to_string(i) + " ('" + m.name() +
                       "' on " + address_of(m) + ") are one key of one server");
     }
-    // The canonical order: by key, then server. Every process sorts the same members the same
-    // way whatever order they were given in (and however a server's address is spelled, unless
-    // two members share a key).
+    // The canonical order: by key, then server (its own id, not its address) and database.
+    // Every process sorts the same members the same way whatever order they were given in and
+    // however it spells the servers' addresses.
     std::stable_sort(members_.begin(), members_.end(), [](const Lock& a, const Lock& b) {
-      return std::tie(a.key(), server_of(a)) < std::tie(b.key(), server_of(b));
+      return std::tuple{a.key(), server_id_of(a), db_of(a)} <
+             std::tuple{b.key(), server_id_of(b), db_of(b)};
     });
     return;
   }

@@ -15,6 +15,7 @@
 #include <relock/multi_lock.hpp>
 
 #include "integration/lock_env.hpp"
+#include "objects/lock_access.hpp"
 #include "support/child_process.hpp"
 
 using namespace std::chrono_literals;
@@ -287,4 +288,28 @@ TEST(multi_lock, one_key_of_one_server_by_two_clients_is_a_member_twice) {
   relock::MultiLock two(client.lock("a"), elsewhere.lock("a"));
   EXPECT_TRUE(two.try_lock(1s));
   two.unlock();
+}
+
+TEST(multi_lock, every_process_sorts_the_members_alike_however_it_spells_the_servers) {
+  // Sorted by how each process spells the servers, two processes could wait on each other.
+  redis_server one, two;
+  auto spelled = [](const redis_server& s, bool localhost) {
+    auto cfg = settings_for(s);
+    if (localhost) cfg.url.replace(cfg.url.find("127.0.0.1"), 9, "localhost");
+    return std::make_unique<relock::client>(cfg);
+  };
+  auto order = [](const relock::MultiLock& set) {
+    std::vector<std::string> servers;
+    for (const auto& m : set.members()) {
+      servers.push_back(relock::detail::lock_access::core(m).server_id());
+    }
+    return servers;
+  };
+  // Either way, one of the two spells its first server by localhost, which sorts after
+  // 127.0.0.1 as text.
+  auto a1 = spelled(one, true), a2 = spelled(two, false);
+  auto b1 = spelled(one, false), b2 = spelled(two, true);
+  relock::MultiLock a(a1->lock("x"), a2->lock("x"));
+  relock::MultiLock b(b1->lock("x"), b2->lock("x"));
+  EXPECT_EQ(order(a), order(b));
 }
