@@ -11,6 +11,7 @@
 #include "client_core.hpp"
 #include "net/endpoint.hpp"
 #include "objects/lock_access.hpp"
+#include "objects/member_address.hpp"
 #include "objects/member_run.hpp"
 #include "objects/multi_acquire_fsm.hpp"
 #include "objects/quorum_fsm.hpp"
@@ -24,15 +25,6 @@ const std::string& server_of(const Lock& l) { return lock_access::core(l).settin
 // The member's server as the server says (client_core::server_id): equal for two clients of
 // one server, however its address was spelled.
 const std::string& server_id_of(const Lock& l) { return lock_access::core(l).server_id(); }
-
-// The member's server as its client knows it, for messages: host:port from a redis:// URL,
-// else the URL with its password hidden.
-std::string address_of(const Lock& l) {
-  const std::string& url = server_of(l);
-  const auto target = net::parse_target(url);  // the client's own: it parsed once already
-  if (target.deployment == net::target::mode::single) return target.nodes.front().address();
-  return net::redacted_url(url);
-}
 
 // The member's database (0 in a cluster).
 int db_of(const Lock& l) { return net::parse_target(server_of(l)).nodes.front().db; }
@@ -98,7 +90,7 @@ class release_all : public std::enable_shared_from_this<release_all> {
     guard.unlock();
     std::sort(failures.begin(), failures.end(),
               [](const auto& a, const auto& b) { return a.index < b.index; });
-    for (auto& f : failures) f.server = address_of(members_[f.index]);
+    for (auto& f : failures) f.server = member_address(members_[f.index]);
     const auto outcome = set_unlock_outcome(failures, members_.size(), quorum_);
     done_(outcome, std::move(failures));
   }
@@ -127,10 +119,8 @@ lock_set::lock_set(std::vector<Lock> members, rule how) : members_(std::move(mem
           seen.emplace(std::tuple{m.key(), server_id_of(m), db_of(m)}, i);
       if (inserted) continue;
       const auto& a = members_[first->second];
-      throw error(errc::invalid_argument,
-                  what + ": member " + std::to_string(first->second) + " ('" + a.name() + "' on " +
-                      address_of(a) + ") and member " + std::to_string(i) + " ('" + m.name() +
-                      "' on " + address_of(m) + ") are one key of one server");
+      throw error(errc::invalid_argument, what + ": " + member_label(a, first->second) + " and " +
+                                              member_label(m, i) + " are one key of one server");
     }
     // The canonical order: by key, then server (its own id, not its address) and database.
     // Every process sorts the same members the same way whatever order they were given in and
@@ -154,11 +144,10 @@ lock_set::lock_set(std::vector<Lock> members, rule how) : members_(std::move(mem
     if (inserted) continue;
     const auto& a = members_[first->second];
     const auto& b = members_[i];
-    throw error(errc::invalid_argument,
-                what + ": member " + std::to_string(first->second) + " ('" + a.name() + "' on " +
-                    address_of(a) + ") and member " + std::to_string(i) + " ('" + b.name() +
-                    "' on " + address_of(b) + ") are on the same server (" + first->first +
-                    "); each must be on an independent server");
+    throw error(errc::invalid_argument, what + ": " + member_label(a, first->second) + " and " +
+                                            member_label(b, i) + " are on the same server (" +
+                                            first->first +
+                                            "); each must be on an independent server");
   }
   if (!(rule_.drift_factor >= 0 && rule_.drift_factor < 1)) {
     throw error(errc::invalid_argument, what + ": the drift factor must be in [0, 1)");
@@ -249,7 +238,7 @@ std::vector<member_failure> lock_set::unlock_members() noexcept {
         return {member_failure{m.name(), errc::would_deadlock,
                                "unlock() blocks, and was called on relock's I/O thread; use "
                                "async_unlock there",
-                               i, address_of(m)}};
+                               i, member_address(m)}};
       }
     }
     auto [ec, failures] = wait_for<std::error_code, std::vector<member_failure>>(

@@ -15,6 +15,7 @@
 #include <relock/lock.hpp>
 
 #include "objects/lock_access.hpp"
+#include "objects/member_address.hpp"
 #include "objects/member_step.hpp"
 
 namespace relock::detail {
@@ -54,8 +55,10 @@ class member_run : public std::enable_shared_from_this<member_run<Machine>> {
         case member_step::kind::release:
           lock_access::release(
               members_[s.member], who_,
-              [self = this->shared_from_this(), i = s.member](std::error_code ec,
-                                                              std::string detail) {
+              [self = this->shared_from_this(), i = s.member,
+               label = member_label(members_[s.member], s.member)](std::error_code ec,
+                                                                   std::string detail) {
+                if (ec) detail = label + ": " + detail;
                 self->heard({member_event::kind::released, i, ec, std::move(detail)});
               });
           break;
@@ -86,10 +89,10 @@ class member_run : public std::enable_shared_from_this<member_run<Machine>> {
     auto& member = members_[s.member];
     lock_access::acquire(
         member, who_, std::move(o), forever,
-        [self = this->shared_from_this(), i = s.member, name = member.name()](std::error_code ec,
-                                                                              acquire_result r) {
+        [self = this->shared_from_this(), i = s.member, label = member_label(member, s.member)](
+            std::error_code ec, acquire_result r) {
           if (ec) {
-            self->heard({member_event::kind::failed, i, ec, "'" + name + "': " + r.detail});
+            self->heard({member_event::kind::failed, i, ec, label + ": " + r.detail});
           } else {
             self->heard({r.acquired ? member_event::kind::acquired : member_event::kind::refused,
                          i,

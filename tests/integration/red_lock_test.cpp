@@ -243,3 +243,23 @@ TEST(red_lock, the_clients_of_one_cluster_are_one_vote_whichever_seed_they_came_
             }),
             relock::errc::invalid_argument);
 }
+
+TEST(red_lock, an_acquire_that_fails_names_the_members_that_failed) {
+  three_servers set;
+  auto red = set.red_lock("r");
+  set.servers[0].kill();
+  set.servers[2].kill();
+  std::string what;
+  try {
+    red.acquire({.lease = 10s, .wait = 300ms});
+    ADD_FAILURE() << "acquired with two of three servers gone";
+  } catch (const relock::error& e) {
+    what = e.what();
+  }
+  const auto at = [&](int i) { return "127.0.0.1:" + std::to_string(set.servers[i].port()); };
+  EXPECT_TRUE(what.find("member 0 ('r' on " + at(0) + ")") != std::string::npos ||
+              what.find("member 2 ('r' on " + at(2) + ")") != std::string::npos)
+      << what;
+  EXPECT_EQ(what.find("member 1"), std::string::npos) << what;
+  EXPECT_EQ(what.find(at(1)), std::string::npos) << what;
+}
