@@ -16,6 +16,7 @@ member_steps quorum_fsm::attempt(time_point now) {
   attempt_start_ = now;
   unreachable_ = 0;
   away_ = {};
+  away_details_.assign(book_.size(), {});
   const auto n = static_cast<milliseconds::rep>(std::max<std::size_t>(book_.size(), 1));
   milliseconds budget = settings_.unbounded_budget;
   if (settings_.try_once) {
@@ -36,7 +37,7 @@ member_steps quorum_fsm::on(const member_event& e, time_point now) {
   if (e.what == member_event::kind::failed && transient_member_error(e.ec)) {
     ++unreachable_;
     away_ = e.ec;
-    away_detail_ = e.detail;
+    away_details_[e.member] = e.detail;  // record() checked the member
   }
   if (!book_.answered()) return {};
   return decide(now);
@@ -72,8 +73,13 @@ member_steps quorum_fsm::decide(time_point now) {
 member_steps quorum_fsm::give_up_after_attempt() {
   const auto n = book_.size();
   if (unreachable_ > n - quorum()) {
+    // Every one of them, in member order: a RedLock's members share one name.
+    std::string why;
+    for (const auto& d : away_details_) {
+      if (!d.empty()) why += (why.empty() ? "" : "; ") + d;
+    }
     return give_up(away_, std::to_string(unreachable_) + " of " + std::to_string(n) +
-                              " members unreachable: " + away_detail_);
+                              " members unreachable: " + why);
   }
   return give_up({}, std::to_string(held_in_attempt_) + " of " + std::to_string(n) +
                          " members taken, a quorum is " + std::to_string(quorum()));

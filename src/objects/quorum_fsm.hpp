@@ -57,10 +57,10 @@ class quorum_fsm {
   member_book book_;
   phase phase_ = phase::attempt;
   time_point attempt_start_{};
-  std::size_t unreachable_ = 0;      // members this attempt could not reach
-  std::size_t held_in_attempt_ = 0;  // members this attempt took
-  std::error_code away_{};           // how one could not be reached
-  std::string away_detail_{};
+  std::size_t unreachable_ = 0;              // members this attempt could not reach
+  std::size_t held_in_attempt_ = 0;          // members this attempt took
+  std::error_code away_{};                   // how one could not be reached (the last heard)
+  std::vector<std::string> away_details_{};  // by member, this attempt: why it was not reached
 };
 
 }  // namespace relock::detail

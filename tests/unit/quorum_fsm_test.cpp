@@ -96,13 +96,16 @@ TEST(quorum_fsm, the_wait_ending_without_a_quorum_fails_holding_nothing) {
 TEST(quorum_fsm, too_many_servers_away_for_a_quorum_is_an_error_not_a_refusal) {
   quorum_fsm fsm(three(t0 + 300ms));
   fsm.start(t0);
-  fsm.on({event::failed, 0, errc::timeout, "'x': no reply"}, t0 + 100ms);
-  fsm.on({event::failed, 1, errc::connection, "'x': refused"}, t0 + 100ms);
+  fsm.on({event::failed, 1, errc::connection, "member 1: refused"}, t0 + 100ms);
+  fsm.on({event::failed, 0, errc::timeout, "member 0: no reply"}, t0 + 100ms);
   fsm.on({event::acquired, 2}, t0 + 300ms);
   const auto done = fsm.on({event::released, 2}, t0 + 300ms);
   ASSERT_NE(finish_of(done), nullptr);
   EXPECT_FALSE(finish_of(done)->acquired);
-  EXPECT_EQ(finish_of(done)->ec, errc::connection);
+  EXPECT_EQ(finish_of(done)->ec, errc::timeout);
+  // Every member that could not be reached, in member order.
+  EXPECT_EQ(finish_of(done)->detail,
+            "2 of 3 members unreachable: member 0: no reply; member 1: refused");
 }
 
 TEST(quorum_fsm, a_quorum_that_took_longer_than_the_lease_does_not_count) {
