@@ -193,6 +193,14 @@ TEST(red_lock, two_clients_of_one_server_are_one_vote_however_its_address_is_spe
     EXPECT_NE(what.find("localhost:" + port), std::string::npos) << what;
     EXPECT_NE(what.find(relock::detail::core_of(again)->server_id()), std::string::npos) << what;
   }
+  // Nor is another database of the server another vote.
+  auto db1 = settings_for(set.servers[0]);
+  db1.url += "/1";
+  relock::client other_db(db1);
+  EXPECT_EQ(error_of([&] {
+              relock::RedLock dbs({c[0]->lock("r"), c[1]->lock("r"), other_db.lock("r")});
+            }),
+            relock::errc::invalid_argument);
   // Three servers of their own are three votes.
   relock::RedLock three({c[0]->lock("r"), c[1]->lock("r"), c[2]->lock("r")});
   EXPECT_TRUE(three.try_lock(1s));
