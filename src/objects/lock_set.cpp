@@ -4,7 +4,6 @@
 #include <atomic>
 #include <map>
 #include <mutex>
-#include <set>
 #include <tuple>
 #include <utility>
 

@@ -55,10 +55,9 @@ class member_run : public std::enable_shared_from_this<member_run<Machine>> {
         case member_step::kind::release:
           lock_access::release(
               members_[s.member], who_,
-              [self = this->shared_from_this(), i = s.member,
-               label = member_label(members_[s.member], s.member)](std::error_code ec,
-                                                                   std::string detail) {
-                if (ec) detail = label + ": " + detail;
+              [self = this->shared_from_this(), i = s.member](std::error_code ec,
+                                                              std::string detail) {
+                if (ec) detail = member_label(self->members_[i], i) + ": " + detail;
                 self->heard({member_event::kind::released, i, ec, std::move(detail)});
               });
           break;
@@ -89,10 +88,11 @@ class member_run : public std::enable_shared_from_this<member_run<Machine>> {
     auto& member = members_[s.member];
     lock_access::acquire(
         member, who_, std::move(o), forever,
-        [self = this->shared_from_this(), i = s.member, label = member_label(member, s.member)](
-            std::error_code ec, acquire_result r) {
+        [self = this->shared_from_this(), i = s.member](std::error_code ec, acquire_result r) {
           if (ec) {
-            self->heard({member_event::kind::failed, i, ec, label + ": " + r.detail});
+            // Named only on failure: the label parses the member client's URL.
+            self->heard({member_event::kind::failed, i, ec,
+                         member_label(self->members_[i], i) + ": " + r.detail});
           } else {
             self->heard({r.acquired ? member_event::kind::acquired : member_event::kind::refused,
                          i,
@@ -111,7 +111,7 @@ class member_run : public std::enable_shared_from_this<member_run<Machine>> {
     run(std::move(steps));
   }
 
-  std::vector<Lock> members_;
+  std::vector<Lock> members_;  // never changed after construction: read on any I/O thread
   owner who_;
   lock_options options_;
   std::mutex mutex_;
