@@ -82,6 +82,18 @@ TEST_F(cli, sets_that_cannot_work_are_usage_errors) {
   EXPECT_FALSE(exists("a"));
 }
 
+// Issue 30: one server reached by two addresses is one vote, not two.
+TEST_F(cli, run_redlock_refuses_one_server_named_twice) {
+  redis_server third;
+  const std::string same = "redis://localhost:" + std::to_string(server_.port());
+  auto r = run_cli(
+      {"run", "--redlock", server_.url() + "," + same + "," + third.url(), "r", "--", "true"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("same server"), std::string::npos) << r.err;
+  EXPECT_FALSE(exists("r"));
+  EXPECT_EQ(raw_client::to(third).command({"EXISTS", "r"}).integer, 0);
+}
+
 // Issue 31: --all's list is taken as typed. An empty member was dropped, and with nothing left
 // the word after --all's list became NAME: `--all , -- CMD` ran CMD holding a lock named "--".
 TEST_F(cli, run_all_refuses_a_list_with_an_empty_member) {
