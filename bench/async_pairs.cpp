@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The async variant of uncontended and n-locks: C chains of async_lock -> async_unlock, each
 // link started from the previous one's completion handler, so every handler runs on relock's
 // I/O thread and no caller thread is woken per operation. Next to the sync figures, this

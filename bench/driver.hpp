@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock_bench: one scenario, one repetition, one JSON line on stdout.
 //
 // Each scenario is a function from the command line's options to a `result` (an ordered list of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // handoff: T threads on one lock. The holder keeps it 1 ms, releases, then waits until another
 // thread holds it before queueing again, so every release is a handoff to a waiter (no thread
 // takes its own lock back). Handoff latency runs from the start of the unlock() call to the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // latch: how fast a count-down latch opens for its awaiters (Redisson's RCountDownLatch data:
 // count_down deletes the name at zero and publishes 0 on
 // redisson_countdownlatch__channel__{name}). T awaiter threads (8) and a coordinator share one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock_bench --scenario NAME --rep N --url URL [--seconds S] [--threads T] [--locks L]
 //              [--connections C] [--busy-poll MICROSECONDS]
 //              [--variant V] [--clients C]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // many-held: hold L locks (10,000) under the watchdog with a 1 s lease for the window (10 s),
 // then release them. The figure is what reaches the server: EVALSHA calls during the window
 // (INFO commandstats, reset at its start) are the renewals, as nothing else runs meanwhile.

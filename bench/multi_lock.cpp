@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // multi-3: one thread, an uncontended relock::MultiLock over 3 names, lock() + unlock() pairs
 // back to back; beside it, on the same thread in the same window, one plain lock's pairs (the
 // single-lock pair the multi-lock pair is set against).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // n-locks: T threads, T locks, each thread on its own lock: no contention, but every thread
 // shares the client's pipelined command connections, so this measures throughput under load.
 // cluster-n-locks runs the same with a redis-cluster:// URL: the same names, whose slots spread

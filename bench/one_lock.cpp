@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // one-lock: T threads on one lock, empty critical section. Counts acquisitions, how often the
 // lock changed hands (a thread that releases may take it straight back), and the longest wait.
 #include <atomic>

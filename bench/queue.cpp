@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The queues (Redisson's RBlockingQueue and RDelayedQueue): two scenarios, one client each.
 //
 // queue: offer + take pairs with P producer threads and C consumer threads (--threads T: P = T/2,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The read-write lock (relock::ReadWriteLock, Redisson's RReadWriteLock), through the sync API:
 // every worker thread is an owner and calls rw.read_lock() / rw.write_lock() lock() and unlock().
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // semaphore: T threads (8) on one Semaphore holding P permits (P = T/2: 4), the Redisson
 // RSemaphore's data. Each thread loops acquire(1) / release(1) for the window, holding nothing
 // in between, so about half the threads wait for a permit at any time and most permits change

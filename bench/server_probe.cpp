@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // server_probe: what the server (or every node a cluster URL names) saw during a window, over
 // plain hiredis connections of its own.
 #include <stdexcept>

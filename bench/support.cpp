@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Measurement helpers shared by the scenarios: samples, the JSON line, CPU time, the measured
 // window (the server probe is in server_probe.cpp).
 #include <sys/resource.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // uncontended: one thread, one lock, lock() + unlock() pairs back to back. The floor is two
 // round trips (acquire script, release script); everything above it is relock's own cost.
 //

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Embeds each src/scripts/*.lua as a string constant `relock::scripts::<stem>` so the library
 # carries its Lua and needs no files at run time.
 function(relock_embed_scripts out_var)

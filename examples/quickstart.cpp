@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock in one program: a blocking lock, a timed try, and the async API.
 // Build: c++ -std=c++20 quickstart.cpp -o quickstart $(pkg-config --cflags --libs relock)
 // Run:   RELOCK_URL=redis://127.0.0.1:6379 ./quickstart

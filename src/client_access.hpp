@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // For relock's own code, tests and benchmarks: the core behind a public client.
 #pragma once
 

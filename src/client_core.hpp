@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a relock::client owns: settings, id, the I/O thread and the services on it.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "master_watch.hpp"
 
 #include <relock/errors.hpp>

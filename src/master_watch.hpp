@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Keeps a one-server client on its master, and its replica sync sized (data-layout §1).
 //
 // With Sentinel: asks the sentinels in turn (SENTINEL GET-MASTER-ADDR-BY-NAME and SENTINEL

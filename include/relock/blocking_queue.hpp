@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock::BlockingQueue: Redisson's RBlockingQueue in C++, on the same data (docs/data-layout.md
 // §9): a plain Redis list of values under the queue's name. offer appends (RPUSH), poll takes
 // the head (LPOP), take and poll with a wait block until an element comes (BLPOP), so Java and

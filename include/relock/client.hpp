@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock::client: one connection to a Redis deployment, shared by every lock made from it.
 //
 // A client has a random UUID (its id: the first half of every hold's owner field), one I/O

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Settings of a relock client. Every default says why it is what it is.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock::CountDownLatch: Redisson's RCountDownLatch in C++, on the same data
 // (docs/data-layout.md §7): the name holds the count; count_down decrements it, deletes it at
 // zero and then publishes 0 on redisson_countdownlatch__channel__{name} (literal braces, as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock::DelayedQueue: Redisson's RDelayedQueue in C++, on the same data (docs/data-layout.md
 // §9). An element offered with a delay waits in the delayed queue's own keys and, once due,
 // moves to the destination: a plain list that client.blocking_queue(destination) takes from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock's error codes and exception.
 //
 // Async operations complete with a std::error_code in relock's category; sync calls throw

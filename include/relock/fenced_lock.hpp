@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock::FencedLock: Redisson's RFencedLock in C++, on the same data (docs/data-layout.md §5).
 //
 // A reentrant lock (the whole relock::Lock surface: blocking, TimedLockable, leases and the

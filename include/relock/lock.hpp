@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock::Lock: Redisson's RLock in C++. A reentrant, leased, distributed mutex whose data in
 // Redis is exactly Redisson's (see docs/data-layout.md §2), so Java and C++ can share a name.
 // The same handle serves every kind of hold: client.lock (RLock), client.non_reentrant_lock, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock::lock_info: what a name holds in Redis, as client::inspect reads it.
 //
 // inspect reads the lock's key, every auxiliary key of the lock family and a permit-expirable

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock::MultiLock: several locks held as one (Redisson's RedissonMultiLock), all or nothing.
 //
 // Members are relock::Lock handles of any kind (reentrant, fair, either side of a read-write

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who holds a lock. A hold belongs to "<client-id>:<owner-id>" (data-layout §1): by default the
 // owner id is the calling thread's number, so a thread that locks must be the one that unlocks,
 // as with Redisson. Async code, whose continuation may run on any thread, makes an owner once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock::PermitExpirableSemaphore: Redisson's RPermitExpirableSemaphore in C++, on the same data
 // (docs/data-layout.md §7): the name holds the available permits, {name}:timeout the permits
 // taken (each a 16-byte random id, shown as 32 hex chars) scored by when they expire, and

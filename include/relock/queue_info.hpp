@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What client::inspect_queue reads of a queue name, read-only, in one consistent snapshot: the
 // destination list and the delayed queue feeding it (docs/data-layout.md §9), whoever wrote
 // them (relock or Redisson).

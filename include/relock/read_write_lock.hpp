@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock::ReadWriteLock: Redisson's RReadWriteLock in C++, on the same data (docs/data-layout.md
 // §4), so Java and C++ readers and writers share one name.
 //

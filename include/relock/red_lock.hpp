@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock::RedLock: a lock held by a quorum of independent Redis masters (Redisson's
 // RedissonRedLock, the Redlock algorithm).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock::Semaphore: Redisson's RSemaphore in C++, on the same data (docs/data-layout.md §7): the
 // name is a string holding the number of available permits, and every release publishes the new
 // count on redisson_sc:{name}, so Java and C++ acquirers share the permits and wake each other.

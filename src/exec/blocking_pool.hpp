@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Connections of their own for blocking commands (BLPOP). A command that waits on the server
 // would stall every pipelined request behind it on a shared command connection, so each
 // blocking call in flight gets a connection to itself: made on demand to the node the call goes

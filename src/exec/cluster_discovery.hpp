@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The first slot map of a Redis Cluster, asked of its seed nodes in turn before the client
 // starts (CLUSTER SHARDS, or CLUSTER SLOTS from servers older than Redis 7), on a private
 // connection and I/O loop of its own.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CommandExecutor: runs commands and scripts on the right connection, from any thread.
 //
 // Callers on any thread hand work over; it runs on the I/O thread, where every callback is

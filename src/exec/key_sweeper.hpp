@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Deletes keys that have done their work (unlock latches), many per DEL.
 //
 // A release's latch must go once the release has completed (data-layout §1), but a DEL of its own

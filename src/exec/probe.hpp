@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One request to one server on a connection of its own, on a private I/O loop, before the
 // client's own loop runs: how a client finds its servers (a cluster's map, Sentinel's master).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exec/retry_policy.hpp"
 
 namespace relock::exec {

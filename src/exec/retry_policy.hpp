@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one place that decides what happens after an attempt: finish, reload a script, follow a
 // redirect, or give up. A pure function so that a table can test every case.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Lua script run by EVALSHA: its SHA-1 is computed once, locally, so the first call need
 // not load it; NOSCRIPT (after a restart or failover) loads it and retries once. A script that
 // writes is followed by WAIT when replica sync is on (executor.hpp).

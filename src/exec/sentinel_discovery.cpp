@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exec/sentinel_discovery.hpp"
 
 #include <relock/errors.hpp>

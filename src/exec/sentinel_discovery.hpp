@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The master that Sentinel names, found before the client starts: each sentinel is asked in
 // turn (SENTINEL GET-MASTER-ADDR-BY-NAME, and SENTINEL REPLICAS for how many replicas could take
 // over), and the master it names must confirm with ROLE that it is one, since a sentinel may

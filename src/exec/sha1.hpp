@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SHA-1, only to name Lua scripts the way Redis does (EVALSHA): not for security.
 #pragma once
 

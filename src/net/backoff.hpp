@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reconnect delays: capped exponential growth with jitter, so many clients that lost one
 // server do not reconnect in lockstep.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One socket to one Redis server, shared by many callers: requests are pipelined, written
 // together, and answered in FIFO order.
 //

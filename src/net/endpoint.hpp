@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where to connect and how to introduce ourselves, parsed from a redis:// or redis-cluster:// URL.
 #pragma once
 

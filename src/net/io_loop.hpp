@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the I/O thread runs its io_context: asleep in epoll between events, or, with busy_poll,
 // polling for a while after each event before it sleeps, as long as replies are awaited.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // When the I/O thread should poll instead of sleeping (config::busy_poll), as a state machine
 // with no clock and no I/O, so that it can be tested on its own.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The waiting loop's decisions (data-layout §8), with no I/O and no clock of its own: the
 // composed operation around it (acquire_op) feeds it what happened, with the time it happened,
 // and does what it answers. Every lock kind waits through this one machine.

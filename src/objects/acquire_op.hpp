@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The waiting loop shared by every lock kind (data-layout §8): try; if refused, join the channel's
 // waiter queue and wait for the subscription's confirmation; try again; then sleep until a
 // message, the holder's TTL or the caller's deadline, whichever comes first; loop.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <relock/count_down_latch.hpp>
 
 #include <relock/detail/timed_lockable.hpp>

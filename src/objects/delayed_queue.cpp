@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <relock/delayed_queue.hpp>
 
 #include <relock/config.hpp>

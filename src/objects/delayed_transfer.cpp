@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "objects/delayed_transfer.hpp"
 
 #include <charconv>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A client's transfer for one delayed queue (data-layout §9): runs the transfer script when
 // transfer_schedule says, listening on the queue's channel for earlier elements. One per client
 // and destination, shared by the client's DelayedQueue handles on it: it runs while any of them

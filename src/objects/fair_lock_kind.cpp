@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fair lock (data-layout §3) and its non-reentrant variant, as lock_kind tables: the
 // reentrant lock's hash, a queue of waiting owners with their deadlines, and a channel per
 // waiter, on which a release tells the head of the queue alone. A waiter that ends its wait

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fenced lock (data-layout §5) as a lock_kind table: the reentrant lock's data, plus a
 // counter that every acquisition (re-entries too) advances and hands out as its token.
 #include <charconv>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Random and process-unique identifiers: client UUIDs, release request ids, owner numbers.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // client::inspect: one read-only script reads the name's key and the lock family's auxiliary
 // keys (lock_inspect.lua); the kind is then recognised here, from the data alone.
 #include "objects/inspect.hpp"

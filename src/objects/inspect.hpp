@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // client::inspect: reads what a name holds, in one script (a consistent snapshot), and
 // recognises the lock kind from the data (docs/data-layout.md).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The count-down latch's await (data-layout §7) as a lock_kind table: a try reads the count
 // (open when absent or 0), grants nothing and so has nothing to take back. Any message on the
 // channel makes every awaiter look again. A closed latch is looked at again every second (the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lock sets (MultiLock, RedLock) drive their members through the same internal calls as
 // Lock's own public forms, which carry a detail for humans beside each outcome.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reentrant lock (data-layout §2) and its non-reentrant variant, as lock_kind tables, and
 // the reply and message readings the lock family shares.
 #include "objects/lock_kind.hpp"

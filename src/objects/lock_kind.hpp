@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a lock kind is: a table that the one waiting loop (acquire_op + acquire_fsm), the one
 // release path (release_op) and the watchdog read. A new kind is its scripts plus one small file
 // that fills this table (lock_kind.cpp: the reentrant lock and its non-reentrant variant;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <relock/detail/lock_set.hpp>
 
 #include <algorithm>

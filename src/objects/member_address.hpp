@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the lock sets name a member in what they report: by its place in the set and its server,
 // since a RedLock's members share one name (issue 30).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What both lock-set machines (multi_acquire_fsm, quorum_fsm) keep of their members: each one's
 // state, how many steps are out and not answered, the first failure for good, and the ending
 // (every held member released, then the finish, with any release that failed named in it).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one driver of the lock sets: runs a decision machine's steps (multi_acquire_fsm,
 // quorum_fsm) on the members' own async calls, all at once, and feeds each answer back with
 // the time it came. Members may live on different clients, so answers arrive on several I/O

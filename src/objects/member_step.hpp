@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the composites (MultiLock, RedLock) say to their members, and hear back. Their decisions
 // are small machines with no I/O and no clock of their own (multi_acquire_fsm, quorum_fsm); one
 // driver (member_set) runs the steps on the members' own async calls and feeds the replies back

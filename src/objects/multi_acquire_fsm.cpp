@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "objects/multi_acquire_fsm.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MultiLock's decisions (docs/design.md, "Composites"), with no I/O and no clock of its own.
 //
 // Members come in one canonical order (MultiLock sorts them), and the machine keeps one rule:

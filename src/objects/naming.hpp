@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Key and channel names of the Redisson data layout (docs/data-layout.md §1-§7). Every derived
 // name keeps the main key's hash tag, so a script touching several of them stays in one slot.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <relock/permit_expirable_semaphore.hpp>
 
 #include <relock/detail/timed_lockable.hpp>

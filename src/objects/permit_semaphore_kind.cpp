@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The permit-expirable semaphore (data-layout §7) as lock_kind tables: a permit is a hold whose
 // owner is its id (32 hex digits here, 16 bytes in Redis), scored in the expiry zset by the
 // client's wall clock. The watchdog renews a permit taken without a lease (permit_renew.lua,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // client::inspect_queue: one read-only script reads a queue name and its delayed queue.
 #include <charconv>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RedLock's decisions (docs/design.md, "Composites"), with no I/O and no clock of its own.
 //
 // An attempt asks every member at once, each with a budget of max(remaining / n, 1 ms) (a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "objects/release_op.hpp"
 
 #include <relock/errors.hpp>

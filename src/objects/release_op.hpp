@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Releasing one hold: stop renewing first, then run the kind's release script under a fresh
 // unlock latch (data-layout §1), then delete the latch.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A release whose answer never came (Redis stopped answering, the connection was lost after
 // the write) may not have run: the lock would stay held until its lease ran out, and a waiter
 // elsewhere would wait that long. So it is booked (take_back_book, by key and owner) and sent

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The read-write lock's two sides (data-layout §4), as lock_kind tables. Both share the hash,
 // the channel redisson_rwlock:{name} and the renew script; a write hold's field is the owner
 // with ":write" appended. A read release publishes "0" (wake one), a write release "1" (wake

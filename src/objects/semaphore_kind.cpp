@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The counting semaphore (data-layout §7) as lock_kind tables: an ownerless grant of n permits
 // from the count under the name. A try that grants writes its own latch, so a try whose reply
 // was lost is taken back exactly (semaphore_take_back.lua); a release adds permits under an

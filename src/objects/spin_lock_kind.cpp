@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The spin lock as a lock_kind table: the reentrant lock's data and scripts (data-layout §2),
 // but its waiters back off and try again (config::spin_backoff) instead of listening, and its
 // releases publish nothing, as Redisson's RSpinLock: no pub/sub at all. A plain lock's waiter on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the synchronizers' handles share (Semaphore, PermitExpirableSemaphore, CountDownLatch):
 // their names checked once, permit counts checked before any I/O, and one way to run an
 // administration script and wait for its reply.

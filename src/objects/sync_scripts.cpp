@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "objects/sync_scripts.hpp"
 
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sync API waits on the async one. Blocking on relock's own I/O thread would wait for
 // ever, so it is refused with a clear error instead.
 #pragma once

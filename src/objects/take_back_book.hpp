@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Take-backs not yet answered, per lock key and owner, for the whole client: no I/O.
 //
 // A try whose reply was lost is undone by a take-back: a release under the try's own latch

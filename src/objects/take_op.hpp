@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A blocking take from a list (BlockingQueue::take, poll with a wait): BLPOP on a connection of
 // its own (exec::blocking_pool), driven by take_fsm.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "objects/transfer_schedule.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // When a delayed queue's transfer runs (data-layout §9), with no I/O and no clock of its own:
 // the task around it (delayed_transfer) feeds it what happened, with the wall-clock time in
 // Unix ms (due times are wall-clock, written by every client's own clock), and runs the

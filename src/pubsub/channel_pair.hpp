@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pub/sub mode `both` (a fleet mid-upgrade between Redisson 3.18, classic, and 4.x, sharded, in
 // one cluster): every channel is listened to both ways, and a listener hears what either brings.
 // A release publishes both ways too (PUBLISH+SPUBLISH), so each waiter may be woken twice for

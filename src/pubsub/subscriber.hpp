@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Subscriptions: one subscriber connection per node, shared by every listener in the process.
 //
 // A channel is subscribed once, however many listeners it has (reference-counted), and is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sharded pub/sub in a Redis Cluster: a subscriber (and its connection) per node, each channel
 // subscribed (SSUBSCRIBE) on the master that owns its slot, one slot per command.
 //

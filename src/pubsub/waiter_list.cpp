@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "pubsub/waiter_list.hpp"
 
 namespace relock::pubsub {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One channel's waiting acquires, in arrival order, and what a message does to them: no I/O and
 // no clock, so the wake rules are unit-tested without a server (waiter_queue.hpp adds the
 // subscription around it).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "pubsub/waiter_queue.hpp"
 
 #include <asio/post.hpp>

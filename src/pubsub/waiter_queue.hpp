@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Process-wide queues of waiting acquires, one per channel, sharing one subscription
 // (data-layout §8). A message wakes as many waiters as the kind reads from its payload
 // (waiter_list.hpp: "0" one, "1" all); a resubscription after a reconnect (messages may have been

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "renewal/hold_table.hpp"
 
 #include "topology/slot.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The watchdog's table of holds, with no I/O and no clock of its own: the watchdog (watchdog.hpp)
 // brings the time, sends the calls this table plans and feeds their replies back.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The watchdog: one timer and one table of the holds this client keeps alive.
 //
 // Every lease/3 it renews all watchdog-held locks, grouped by slot into script calls of up to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "resp/reader.hpp"
 
 #include <hiredis/read.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Push parser for RESP2: feed bytes as they arrive, pull whole replies out.
 // Wraps hiredis's reader with callbacks that build relock::resp::reply directly.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A decoded RESP2 reply: the one value type every layer passes around.
 #pragma once
 

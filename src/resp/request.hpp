@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One or more commands encoded back to back, sent in one write, answered in order.
 #pragma once
 

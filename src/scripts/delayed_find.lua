@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Finds the first element of a delayed queue whose value is ARGV[1]; with ARGV[2] == '1' also
 -- removes it from the arrival list and the due-time set. ARGV[3] the client's layout.
 -- KEYS[1] arrival list, KEYS[2] due-time sorted set. Returns 1 found, 0 not.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Offers an element to a delayed queue (data-layout §9), packed as the Redisson version that
 -- shares the queue packs it, so that its transfer task can read it.
 -- KEYS[1] destination list, KEYS[2] due-time sorted set, KEYS[3] arrival list, KEYS[4] channel.

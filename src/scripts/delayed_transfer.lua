@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Moves the due elements of a delayed queue to its destination (data-layout §9): each one is
 -- appended to the destination and leaves the due-time set and the arrival list in this one
 -- script, so concurrent transfers (any clients, Java's too) deliver it once.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- The value inside a delayed queue's element, whichever Redisson layout packed it: 4.x puts a
 -- one-byte id length (8), the id, an 8-byte value length and the value; 3.x an 8-byte number,
 -- the 8-byte length and the value. The lengths decide, the client's own layout (`layout`, '3'

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Fair acquire (data-layout §3), after fair_queue.lua.
 -- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] deadlines, KEYS[4] channel.
 -- KEYS[5] (optional) this try's latch: see below.

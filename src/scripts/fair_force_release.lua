@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Delete a fair lock whoever holds it and tell the head waiter (data-layout §3), after
 -- fair_queue.lua. The lock's own channel hears it too, for holders that listen for the loss.
 -- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] deadlines, KEYS[4] channel.

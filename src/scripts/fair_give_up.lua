@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- A fair waiter gives up its place (data-layout §3), after fair_queue.lua: those behind it move
 -- up a place, and when the lock is free the new head is told at once (with Redisson it sleeps
 -- out its timer). Under a latch, as a release, so a resend never moves anyone up twice.

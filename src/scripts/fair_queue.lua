@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- The fair lock's queue (data-layout §3): the head of every fair-lock script, put in front of
 -- each when it is loaded (fair_lock_kind.cpp). It defines functions and runs nothing.
 -- KEYS[1] the lock hash, KEYS[2] the queue (owner fields, head first), KEYS[3] the deadlines

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Fair release (data-layout §1 unlock latch, §3), after fair_queue.lua.
 -- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] deadlines, KEYS[4] channel (each waiter listens on
 -- <channel>:<owner>), KEYS[5] unlock latch for this request.

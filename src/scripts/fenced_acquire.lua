@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Fenced acquire (data-layout §5): the reentrant acquire, and every acquisition (re-entries
 -- too) takes the next fencing token.
 -- KEYS[1] lock hash, KEYS[2] token counter; ARGV[1] lease ms, ARGV[2] owner field.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- A count-down latch's writes (data-layout §7).
 -- KEYS[1] the count, KEYS[2] channel. ARGV[1] the operation, ARGV[2] its number,
 -- ARGV[3] publish command(s).

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Is a count-down latch open (data-layout §7)? One try of a waiting await; reads only.
 -- KEYS[1] the count.
 -- nil: open (the name holds nothing, or a count of 0 or less). -1: closed.

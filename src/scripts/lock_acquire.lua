@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Reentrant acquire (data-layout §2).
 -- KEYS[1] lock hash; ARGV[1] lease ms; ARGV[2] owner field.
 -- KEYS[2] (optional) this try's latch: see below.

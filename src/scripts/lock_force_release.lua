@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Delete the lock whoever holds it, and wake a waiter (data-layout §2). Anything that is not a lock
 -- is refused and left as it is: another Redis type, or a hash whose values are not hold counts
 -- (a read-write lock's `mode` field excepted).

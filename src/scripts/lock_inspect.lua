@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- What a name holds, for client::inspect: the name's key and the lock family's auxiliary keys,
 -- read in one call so the snapshot is consistent. Reads only. Each auxiliary key is read only
 -- when it has the type its command expects: a key of another type would make the call fail.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Release one hold (data-layout §1 unlock latch, §2 release).
 -- KEYS[1] lock hash, KEYS[2] channel, KEYS[3] unlock latch for this request.
 -- ARGV[1] message, ARGV[2] lease to restore, ARGV[3] owner field, ARGV[4] publish command (or commands joined by '+': PUBLISH+SPUBLISH),

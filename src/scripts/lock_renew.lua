@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Watchdog renewal of many holds in one call (data-layout §2): all KEYS share a slot.
 -- KEYS[i] lock hash; ARGV[1] lease ms; ARGV[i + 1] the owner field held on KEYS[i].
 -- One entry per key: 1 renewed, 0 gone (the hold is lost).

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Take one permit of a permit-expirable semaphore (data-layout §7), one try of a waiting acquire.
 -- KEYS[1] the count, KEYS[2] the permits' expiries (zset id -> Unix ms), KEYS[3] channel.
 -- ARGV[1] the permit's expiry (Unix ms), ARGV[2] its id (16 bytes), ARGV[3] now (Unix ms),

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Give a permit of a permit-expirable semaphore back (data-layout §1 unlock latch, §7).
 -- KEYS[1] the count, KEYS[2] the permits' expiries, KEYS[3] channel, KEYS[4] this release's latch.
 -- ARGV[1] the permit id (16 bytes), ARGV[2] publish command(s), ARGV[3] latch TTL ms,

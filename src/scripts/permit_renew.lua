@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Watchdog renewal of permits (data-layout §7): all KEYS share a slot.
 -- KEYS[i] a semaphore's permit expiries; ARGV[1] lease ms; ARGV[i + 1] "<now>:<permit id>": the
 -- renewing client's clock (Unix ms, the clock every acquire and reclaim compares with, Redisson's

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Deletes a queue's list (BlockingQueue::clear), refusing a name that holds anything else: a
 -- plain DEL would delete it whatever it is.
 -- KEYS[1] the list. Returns 1 deleted, 0 it was absent; a WRONGTYPE error, changing nothing.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Reads a queue name for client::inspect_queue, changing nothing (data-layout §9).
 -- KEYS[1] the destination, KEYS[2] the delayed queue's arrival list, KEYS[3] its due-time set.
 -- Returns {type of KEYS[1], its length (0 unless a list), elements not yet due, the earliest

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Read-write lock: delete it whoever holds it, with every read hold's timeout key, and wake the
 -- waiters (data-layout §4). Anything that is not a read-write lock is refused and left as it is:
 -- another Redis type, a hash without a `mode` of read/write (a plain lock's hash), or a hash with

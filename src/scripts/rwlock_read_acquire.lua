@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Read-write lock: take a read hold (data-layout §4).
 -- KEYS[1] lock hash, KEYS[2] this owner's read-hold timeout prefix (rwlock_timeout_prefix).
 -- KEYS[3] (optional) this try's latch: see below.

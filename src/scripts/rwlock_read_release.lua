@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Read-write lock: release one read hold (data-layout §1 unlock latch, §4).
 -- KEYS[1] lock hash, KEYS[2] channel, KEYS[3] this owner's read-hold timeout prefix,
 -- KEYS[4] the key prefix every owner's timeout keys start with (rwlock_key_prefix),

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Watchdog renewal of many read-write lock holds in one call (data-layout §4): all KEYS share a
 -- slot, and every key the call touches is named in KEYS.
 -- ARGV[1] lease ms; then two entries per hold: its owner field (a write hold's ends in ':write')

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Read-write lock: release one write hold (data-layout §1 unlock latch, §4).
 -- KEYS[1] lock hash, KEYS[2] channel, KEYS[3] unlock latch for this request.
 -- ARGV[1] message (1), ARGV[2] lease to restore, ARGV[3] owner field .. ':write',

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Lua sources of src/scripts/*.lua, embedded at build time (cmake/embed_scripts.cmake).
 #pragma once
 

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Take permits of a semaphore (data-layout §7), one try of a waiting acquire.
 -- KEYS[1] the count, KEYS[2] this try's latch.
 -- ARGV[1] permits wanted, ARGV[2] '1' to wait on a semaphore that holds nothing (else refused),

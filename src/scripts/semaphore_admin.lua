@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- A semaphore's administration (data-layout §7), plain or permit-expirable.
 -- KEYS[1] the count, KEYS[2] channel, KEYS[3] (permit-expirable only) the permits' expiries.
 -- ARGV[1] the operation, ARGV[2] its number, ARGV[3] publish command(s), ARGV[4] now (Unix ms),

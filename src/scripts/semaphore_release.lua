@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Give permits back to a semaphore (data-layout §1 unlock latch, §7).
 -- KEYS[1] the count, KEYS[2] channel, KEYS[3] this release's latch.
 -- ARGV[1] permits, ARGV[2] publish command(s), ARGV[3] latch TTL ms.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Undo a semaphore try whose reply was lost (data-layout §7), under the try's latch.
 -- KEYS[1] the count, KEYS[2] channel, KEYS[3] the try's latch.
 -- ARGV[1] publish command(s), ARGV[2] latch TTL ms.

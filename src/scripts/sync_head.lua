@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- The synchronizers' common functions (data-layout §7): the head of every semaphore, permit and
 -- latch script, put in front of each when it is loaded. It defines functions and runs nothing.
 

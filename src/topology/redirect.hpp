@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cluster redirections: the MOVED and ASK error replies, read into a value.
 // https://redis.io/docs/reference/cluster-spec/#moved-redirection
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Replica sync's two decisions (data-layout §1): how many replicas a lock write's WAIT names,
 // and whether its answer is enough. No I/O: the executor sends, the watchers count replicas.
 #pragma once

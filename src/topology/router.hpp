@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which node a key's commands go to, for every deployment: one server (a master with or without
 // replicas, or the master Sentinel names now), or a Redis Cluster's master for the key's slot.
 // No I/O: the executor asks, performs, and tells it what the servers said (a MOVED, a refreshed

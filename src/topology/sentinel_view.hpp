@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the sentinels say about the master relock follows: read from their replies and their
 // event messages, with the decision of when to ask them again. No I/O: the master watch asks
 // and listens (exec/master_watch.hpp), this reads and decides.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which node serves each of a Redis Cluster's 16384 slots: its master and its replicas, read
 // from the reply of CLUSTER SHARDS (Redis 7) or CLUSTER SLOTS (older servers, and Redis 7 too).
 // https://redis.io/commands/cluster-shards/  https://redis.io/commands/cluster-slots/

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `relock status`, `unlock --force`, `demo`, and how relock fails: the real binary, real Redis.
 #include <nlohmann/json.hpp>
 #include <relock/client.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The relock binary on a Redis Cluster (the shared fixture, tests/support/redis_cluster.hpp):
 // run, status, unlock --force and demo with a redis-cluster:// URL, given by --url or by
 // $RELOCK_URL; status names the master of the name's slot; demo --cluster with no URL starts a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A deadline given on the command line bounds the whole run, connecting included (issue 31):
 // against a server that accepts connections but answers nothing (SIGSTOPped), `run -w 2` gives
 // up after 2 s, not after the library's 10 s connect timeout; status, which has no -w, gives up

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Durations on relock's command line: plain decimal seconds only, each refusal naming its flag,
 // decided before Redis is asked anything.
 #include "cli_fixture.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every CLI test starts from: its own redis-server, a raw client that plays "someone
 // else looking at Redis", and the relock binary pointed at that server.
 #pragma once

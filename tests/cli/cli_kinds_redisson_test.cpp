@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock run --kind fair|fenced|spin behind a hold of the real Redisson (Java), once per
 // Redisson version built by tests/interop/redisson/prepare (the fenced lock: 4.x only, as
 // RFencedLock came with Redisson 4).

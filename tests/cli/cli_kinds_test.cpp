@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `relock run --kind fair|fenced|spin`, and status and unlock --force on those kinds: the real
 // binary against a real Redis, with the library (another process's view) as the other party.
 #include <asio/use_future.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Messages that say what is there (issue 31): each refusal names the problem in one line, names
 // with control bytes come out escaped, and each subcommand's --help lists its own exit codes.
 #include <nlohmann/json.hpp>

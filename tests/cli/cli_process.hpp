@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The relock binary as a child process: stdin from a string, stdout and stderr captured to
 // files, waited on with deadlines, stopped and reaped by PID when the object goes.
 #pragma once

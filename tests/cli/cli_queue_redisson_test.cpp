@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock queue against a queue that the real Redisson (Java) feeds and drains, once per
 // Redisson version built by tests/interop/redisson/prepare.
 #include <chrono>

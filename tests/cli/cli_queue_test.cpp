@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `relock queue` and `relock status` on a queue, as a user meets them: the real binary, a real
 // Redis.
 #include "cli_fixture.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock run -s/-x and status on a read-write lock that the real Redisson (Java) holds, once per
 // Redisson version built by tests/interop/redisson/prepare.
 #include <chrono>

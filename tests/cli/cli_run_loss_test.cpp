@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `relock run` never leaves its command running without the lock: not when relock itself is
 // killed, not when the hold is taken away while the command runs.
 #include <signal.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `relock run` as a user meets it: the real binary, a real Redis, real child processes.
 #include <signal.h>
 

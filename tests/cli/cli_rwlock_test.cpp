@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `relock run -s` / `-x`: the read-write lock NAME across processes, as flock's shared and
 // exclusive locks are on one host; status and unlock --force on it.
 #include <signal.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A password in --url never reaches relock's output, whatever goes wrong: a URL that does not
 // parse, a server that is not there, a server that refuses the password.
 #include <relock/errors.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `relock semaphore release|set|add`: a permit-expirable semaphore's administration without
 // redis-cli; and totals that stay in a Java int's range, for Redisson readers of the same data
 // (issue 31). The real binary, real Redis; the plain semaphore's release through the library.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `relock run --semaphore N NAME`: at most N commands at once across processes, a permit of a
 // dead relock coming back within the watchdog lease, a permit found gone stopping the command;
 // and `relock status` on a permit-expirable semaphore (its permits and their expiries) and on a

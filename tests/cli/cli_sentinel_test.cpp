@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock run and status with a redis-sentinel:// URL through a failover, on a Sentinel set of
 // this process's own (support/sentinel_set.hpp; the cases run as one CTest test).
 #include <gtest/gtest.h>

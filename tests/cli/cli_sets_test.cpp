@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `relock run --all` (a multi-lock) and `relock run --redlock` (a quorum of servers) as a user
 // meets them: the real binary, real servers, real child processes.
 #include <memory>

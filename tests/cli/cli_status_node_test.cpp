@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `relock status` names the server that serves the name: on one server, that server (the
 // cluster's master of the slot is tested in cli_cluster_test.cpp).
 #include <nlohmann/json.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ctrl-C at a terminal: the kernel signals the whole foreground process group, relock and its
 // command alike. The command must see it and relock must still release the lock.
 #include <pty.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `cmake --install` puts relock's man page and bash completion where man and bash-completion look,
 # the page renders without warnings (when man is installed), and the completion script completes.
 #   tests/cli/install_test.sh BUILD_DIR

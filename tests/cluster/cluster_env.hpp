@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the cluster tests share: the shared cluster, a client config for it in a pub/sub mode,
 // names placed on a chosen master, and who listens on a channel.
 #pragma once

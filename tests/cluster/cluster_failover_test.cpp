@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A master killed with SIGKILL while holds and a waiter are on it: its replica is promoted, the
 // clients re-learn the map and carry on, holds the failover lost are reported lost (never kept
 // silently), and the holds on the other masters keep renewing. The times are printed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shared Redis Cluster fixture itself: every cluster test trusts it to be up with 3 masters
 // and 3 replicas, to say where keys live as the servers do, to move a slot step by step, and to
 // come back healthy from a failover.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fair, fenced and spin locks on the shared Redis Cluster, in each pub/sub mode: their
 // scripts touch several keys and a channel built in Lua (a fair waiter's own), all in the
 // name's slot; a fair release must reach the head waiter on the master that owns that slot.

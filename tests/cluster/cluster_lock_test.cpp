@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock on a real Redis Cluster (the shared 3 + 3 fixture): slot routing over every master,
 // mutual exclusion, waking by message whatever master a channel's slot is on, MOVED after a slot
 // migration, and clear errors for URLs that point at the wrong kind of deployment.

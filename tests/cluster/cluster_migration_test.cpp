@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A slot migrating live under held locks and waiters (CLUSTER SETSLOT IMPORTING / MIGRATING,
 // MIGRATE, SETSLOT NODE, one step at a time): renewals follow ASK so no hold expires, a release
 // waits out TRYAGAIN, waiters still wake by message, nothing is granted twice.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock_cluster_keeper: the Redis Cluster that the cluster tests of one ctest run share.
 //   relock_cluster_keeper start STATE_FILE [--lifetime SECONDS]
 //   relock_cluster_keeper stop STATE_FILE

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # check_install.sh BUILD_DIR SOURCE_DIR CXX [SANITIZE]
 #
 # Installs relock from BUILD_DIR into a temp prefix and uses it the ways the README tells users

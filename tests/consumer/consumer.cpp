@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Uses only the installed headers and library.
 //
 // main() makes a client against a port where nothing listens: a clean relock::error is the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compiled with -Wall -Wextra -Werror: users may name just the settings they need.
 #include <relock/client.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The table of bad inputs: each row gives a typed error (relock::errc) within 100 ms and leaves
 // the server's DEBUG DIGEST (one hash of the whole dataset) as it was. Names, key types of every
 // kind, durations, settings, URLs, owners, credentials, a server that is not Redis, a closed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fault suite on the shared Redis Cluster (3 masters + 3 replicas): worker processes take
 // fenced and plain locks over names on every master, replica sync on, while the nemesis runs a
 // graceful CLUSTER FAILOVER, a live slot migration under the holders, and a master crash.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // No hold is reported lost for 60 s while two processes hog both CPUs (docs/faults.md): the
 // watchdog's renewals and the validity deadline must hold up on a starved machine. It runs alone
 // (RUN_SERIAL): its hogs would starve every other test's timing too.

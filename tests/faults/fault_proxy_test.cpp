@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fault suite's TCP proxy against a real redis-server: each fault does what it says.
 #include <gtest/gtest.h>
 

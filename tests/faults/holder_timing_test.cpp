@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Timed trials of what a holder's faults do to everyone else, with the bounds the fault suite
 // promises (docs/faults.md), each figure printed:
 // - a killed holder's lock is granted again within [lease - renewal period - 20 ms,

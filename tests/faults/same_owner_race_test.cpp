@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The same-owner race (docs/faults.md): a copy of a release that Redis runs late, after the
 // owner that sent it has been granted the lock again, must change nothing. One connection's
 // bytes are held by the fault proxy while the client goes on over new connections, as a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fault suite with a master, a replica and Sentinel (the shared set of this process):
 // - proof that the checks can fail: with replica sync off, a grant the replica never received
 //   is lost in a failover and a second client is granted the same lock with the same token;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fault suite on one Redis server: worker processes take fenced and plain locks over a few
 // names through a TCP fault proxy while a nemesis injects every local fault on a schedule;
 // the checker then judges the whole history (HISTORY.md). Then a handoff run with the pub/sub

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Zombie renewals: no watchdog renewal may reach Redis for a hold after that hold's release
 // (redisson/redisson#7272: Redisson's renewal can be scheduled after the unlock that should have
 // cancelled it, and then renews a released lock for ever).

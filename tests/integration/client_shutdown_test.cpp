@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Destroying a client ends everything under way: blocked callers return errc::cancelled, async
 // operations complete with it exactly once whatever they were doing, and an acquire whose script
 // may have run leaves no hold behind.

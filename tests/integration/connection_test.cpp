@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The connection layer against a real redis-server: pipelining, timeouts, reconnects, auth.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CountDownLatch (Redisson's RCountDownLatch) on a real server: the name holds the count, and the
 // count-down to zero publishes 0 on redisson_countdownlatch__channel__{name}, which opens every
 // awaiter of every process at once, sync and async (redisson/redisson#5349); try_set_count only

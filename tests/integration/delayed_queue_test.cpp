@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DelayedQueue on a real server: elements reach the destination once due, never early, never
 // twice, with several clients transferring at once, without pub/sub, in both Redisson layouts.
 #include <gtest/gtest.h>

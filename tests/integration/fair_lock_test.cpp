@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock's fair lock (client::fair_lock) on a real Redis: FIFO across threads and processes,
 // waiters that died are skipped, waiters that give up leave no trace and hand the turn on, live
 // waiters keep their place however long the holder keeps the lock, re-entry and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fair lock's scripts (data-layout §3), driven directly with the keys and arguments its
 // kind table sends (src/objects/fair_lock_kind.cpp): a give-up resent under its latch moves
 // nobody twice; queues left half-written (an owner without a deadline, a deadline without an

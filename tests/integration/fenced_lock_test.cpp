@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock's fenced lock (client::fenced_lock) on a real Redis: every acquisition takes the next
 // token of redisson_lock_token:{name}, across threads and processes; the lease is honoured by
 // every overload; fence() is the outermost acquisition's token; a plain lock on the name

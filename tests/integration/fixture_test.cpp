@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The test fixtures themselves, against real redis-server processes: every other integration
 // test trusts them to start, authenticate, restart, pause and clean up as documented.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // client::inspect: what a name holds, recognised from the data alone, relock's own holds and
 // data written by hand exactly as Redisson writes it (data-layout §2-§5, §7).
 #include <gtest/gtest.h>

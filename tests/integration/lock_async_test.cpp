@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The async face: callbacks, futures and C++20 coroutines, with explicit owners.
 #include <gtest/gtest.h>
 

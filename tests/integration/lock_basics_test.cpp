@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reentrant lock's data and queries, as Redisson would see them.
 #include <gtest/gtest.h>
 

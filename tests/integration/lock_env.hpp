@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A server, a client on it, and a raw client beside it: what most lock tests start from.
 #pragma once
 

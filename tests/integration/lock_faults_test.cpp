@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bad input and faults: clear errors, nothing changed, nothing leaked.
 #include <gtest/gtest.h>
 

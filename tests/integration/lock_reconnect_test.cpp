@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A wait rides through a lost connection: a restarted server or killed connections are reasons
 // to reconnect, resubscribe and try again. Only a deadline that passes with Redis still away
 // ends it with errc::connection. And a holder's last millisecond is not mistaken for "no TTL".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The local validity deadline (Lock::valid_until): what a holder can count on without asking
 // Redis, and the loss report that comes by that deadline when renewals cannot get through.
 #include <gtest/gtest.h>

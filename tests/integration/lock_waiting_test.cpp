@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Waiting: woken by messages (pub/sub), bounded by deadlines, never leaking subscriptions.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Leases, the watchdog, lost locks, and a holder that dies.
 #include <gtest/gtest.h>
 

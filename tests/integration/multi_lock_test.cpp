@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MultiLock on real servers: all or nothing over names on one server and over three servers,
 // across processes and threads, in any member order, with a member held elsewhere or its
 // server gone.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PermitExpirableSemaphore (Redisson's RPermitExpirableSemaphore) on a real server: permits are
 // 16 raw bytes in {name}:timeout scored by their expiry (Unix ms), shown as 32 hex chars. A holder
 // SIGKILLed gives its permit back when its lease ends, explicit or the watchdog's; the next script

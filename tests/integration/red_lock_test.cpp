@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RedLock on three real, independent servers: a quorum holds with one server stopped or
 // killed, two away fail within the wait leaving no member behind, and the validity is honest.
 #include <gtest/gtest.h>

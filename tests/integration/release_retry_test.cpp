@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An unlock that Redis did not answer (the server stopped) is finished once Redis answers again,
 // while the client lives, instead of leaving the lock held for the rest of its lease.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Replica sync on a master with a replica, reached by a plain redis:// URL (data-layout §1): lock
 // writes wait for the replica, an acquire no replica acknowledged is rolled back and fails with
 // no_synced_replicas, and what refuses writes (a replica, NOREPLICAS) says so.

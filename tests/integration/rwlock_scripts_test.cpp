@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The read-write lock's scripts (data-layout §4), driven directly through the executor on a real
 // server: what each one decides, the data it leaves (fields, counts, read-hold timeout keys and
 // their TTLs), the messages it sends, and what it refuses.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock::ReadWriteLock through the public API, on a real Redis: the reentry matrix for one
 // owner and for several, who wakes whom, the watchdog on read holds, the standard wrappers.
 // (tests/integration/rwlock_scripts_test.cpp checks the scripts' data in detail;

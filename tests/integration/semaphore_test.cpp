@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Semaphore (Redisson's RSemaphore) on a real server: a string of available permits and the new
 // count on redisson_sc:{name}. Holders in two processes never exceed the permits; a release of n
 // wakes n waiters' worth by message; a waiter for several permits is woken when they are free

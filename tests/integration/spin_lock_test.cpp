@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock's spin lock (client::spin_lock) on a real Redis: the reentrant lock's data without
 // pub/sub. It excludes and is excluded by the plain lock on the same name, its waits end by
 // their deadline, its waiters never subscribe and its releases never publish.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pubsub=both on the shared test cluster: a fleet mid-upgrade, with Redisson 3.18.1 (classic
 // pub/sub) and 4.x (sharded, its default in a cluster) on the same names. relock in mode both
 // wakes a waiter of either version with its release, and is woken by the release of either.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock and the real Redisson, both in cluster mode, on the shared test cluster (issue #16):
 // scenarios 1-3 and 5 of lock_interop_test.cpp (issue #9), with names on different masters,
 // once per pairing in redisson_cluster_fixture.hpp (a Redisson version and the pub/sub mode

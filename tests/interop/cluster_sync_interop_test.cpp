@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock's read-write lock, semaphores and count-down latch against the real Redisson, both in
 // cluster mode, on the shared test cluster: once per pairing in redisson_cluster_fixture.hpp (a
 // Redisson version and the pub/sub mode both sides use), with the name on every master in turn.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock::DelayedQueue against the real Redisson's RDelayedQueue (the driver's doffer, dsize,
 // ddestroy over getBlockingQueue with StringCodec), once per Redisson version: elements packed
 // by either side are moved by either side's transfer, each exactly once, in due order, never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Redisson driver itself, against a real redis-server, once per built Redisson version: it
 // starts, reports who it is, and what its locks leave in Redis is what the contract says
 // (hash field "<client_id>:<thread id>" = hold count, PTTL = watchdog timeout). Every other

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock's fair lock (client::fair_lock) against the real Redisson's RFairLock (getFairLock), once
 // per Redisson version built by tests/interop/redisson/prepare (issue #17): Java and C++ waiters
 // share one FIFO queue (redisson_lock_queue:{name}, deadlines in redisson_lock_timeout:{name}),

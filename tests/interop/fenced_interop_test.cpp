@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock's fenced lock (client::fenced_lock, relock::FencedLock) against the real Redisson's
 // RFencedLock (getFencedLock), issue #17. RFencedLock exists from Redisson 4.0 (3.18.1 has no
 // getFencedLock: its driver answers "unsupported"), so these tests run once per built 4.x driver

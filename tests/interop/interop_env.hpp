@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the interop tests share besides their fixtures (redisson_fixture.hpp on one server,
 // redisson_cluster_fixture.hpp on the shared cluster): driver replies timed on relock's clock,
 // relock owners other than the test thread acquiring through the async API, and waiters that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock::CountDownLatch (client::count_down_latch) against the real Redisson's RCountDownLatch
 // (getCountDownLatch, the driver's l* commands), once per Redisson version built by
 // tests/interop/redisson/prepare (issue #22). Both keep the count as a string integer under the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock and the real Redisson contend on the same lock names (issue #9, scenarios 1-7), once
 // per Redisson version built by tests/interop/redisson/prepare.
 #include <gtest/gtest.h>

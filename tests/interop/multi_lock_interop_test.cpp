@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock::MultiLock against the real Redisson's RedissonMultiLock (getMultiLock, the driver's
 // "multi:m1,m2,m3" lock token) and its plain RLocks, once per Redisson version built by
 // tests/interop/redisson/prepare. Neither multi-lock has data of its own: each member is an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock::PermitExpirableSemaphore (client::permit_expirable_semaphore) against the real
 // Redisson's RPermitExpirableSemaphore (getPermitExpirableSemaphore, the driver's p* commands),
 // once per Redisson version built by tests/interop/redisson/prepare (issue #22). Both keep the

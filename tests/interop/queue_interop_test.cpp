@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock::BlockingQueue against the real Redisson's RBlockingQueue (getBlockingQueue with
 // StringCodec, the driver's q* commands), once per Redisson version built by
 // tests/interop/redisson/prepare. Both sides keep the queue as a plain Redis list of the values'

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every cluster interop test starts from: the shared test cluster (support/redis_cluster),
 // relock settings with its seed URL, and the Redisson driver in cluster mode
 // (useClusterServers), once per pairing of a Redisson version and a pub/sub mode that can hear

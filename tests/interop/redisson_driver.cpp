@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "redisson_driver.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The real Redisson (Java) as a test peer: starts the driver built by
 // tests/interop/redisson/prepare (a fat jar per Redisson version) as a child process and talks
 // to it over its stdin/stdout protocol (see tests/interop/README.md).

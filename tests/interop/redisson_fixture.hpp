@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every interop test starts from, once per Redisson version built by
 // tests/interop/redisson/prepare: its own redis-server, relock settings pointed at it, the
 // Redisson driver on the same server, and a raw client there that reads (or writes) the locks'

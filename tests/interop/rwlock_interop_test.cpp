@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock::ReadWriteLock through the public API against the real Redisson's RReadWriteLock, once
 // per Redisson version built by tests/interop/redisson/prepare: sharing and exclusion both ways,
 // downgrades, wake-ups on a write release, both watchdogs on read holds, and a Redisson reader

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The read-write lock's scripts (data-layout §4) against the real Redisson's RReadWriteLock, once
 // per Redisson version built by tests/interop/redisson/prepare: the scripts are run directly
 // through relock's executor (the lock kind on top of them is not part of this file), Redisson

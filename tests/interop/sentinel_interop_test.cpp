@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock and the real Redisson (useSentinelServers) through one Sentinel set: the single-server
 // scenarios 1-3 (tests/interop/lock_interop_test.cpp), a Redisson waiter and a relock waiter
 // that both follow a failover, and semaphore and latch waiters of both sides that do too. Once per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock's spin lock (client::spin_lock) against the real Redisson's RSpinLock (getSpinLock) and
 // RLock (getLock), once per Redisson version built by tests/interop/redisson/prepare (issue #17;
 // RSpinLock exists in 3.18.1 and 4.x alike). A spin lock has the reentrant lock's data and no

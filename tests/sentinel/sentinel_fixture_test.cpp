@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shared Sentinel fixture itself: every Sentinel test trusts it to be up with a master, a
 // replica and 3 sentinels that agree, to fail over on request and on a crash, and to come back
 // healthy from whatever a test left. It prints what Sentinel's steps take, since the Sentinel

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Locks through Sentinel (data-layout §1, deployments): holders and waiters follow the master
 // through a switchover and a crash, and replica sync refuses what a failover could take back.
 // Every test runs on the shared set (1 master, 1 replica, 3 sentinels) and leaves it healthy.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Many threads on one lock: exact counts, no overlap. Also run under TSan by scripts/test.
 #include <gtest/gtest.h>
 

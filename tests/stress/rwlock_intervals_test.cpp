@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Readers really share and writers really exclude: every thread records its hold intervals on
 // the steady clock, then the intervals are checked against each other. Also run under TSan.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A read-only Lua script long past the server's busy-reply-threshold: until kill() (SCRIPT
 // KILL) the server answers every other command with -BUSY. The fault suite's busy_script fault
 // and the pub/sub refusal tests both use it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test code run in a child process (fork), for tests that need another process: a second
 // relock client with its own id and threads, one that can be SIGKILLed. Fork before the test
 // process starts threads of its own (a relock::client has one), so children start clean.

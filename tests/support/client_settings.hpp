@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A relock::config pointed at a test server: what every test that makes a client starts from.
 #pragma once
 

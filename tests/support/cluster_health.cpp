@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redis_cluster: is the cluster healthy, waiting until it is, and repairing what a test left.
 #include "support/cluster_topology.hpp"
 #include "support/redis_cluster.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The processes of a test Redis Cluster: masters and replicas on free loopback ports, each in its
 // own dir under one temp dir, joined by `redis-cli --cluster create`. Owned by the cluster keeper
 // (tests/cluster_keeper) for a ctest run, or by a private redis_cluster; tests use redis_cluster.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "support/cluster_state.hpp"
 
 #include "support/redis_config.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the tests of a ctest run find the shared cluster and talk to the keeper that owns it
 // (tests/cluster_keeper): a state file the keeper writes, and one-line requests over a Unix
 // socket in the abstract namespace (no path length limit, nothing left on disk).

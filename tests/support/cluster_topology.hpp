@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading what a cluster node says about the cluster: INFO-style fields, CLUSTER NODES lines and
 // CLUSTER SLOTS. Shared by redis_cluster's topology, health and migration code.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How often a server has run each command (INFO commandstats): what a test counts to know that
 // a client's tries, releases or publishes have reached Redis, without a MONITOR.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The relock error a call ended with, for tests that expect a call to throw.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checks the messages a foreign subscriber heard on a channel, with no timeout standing in for
 // "nothing else": a sentinel published afterwards must come right behind the expected ones.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "support/free_port.hpp"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Picks a loopback TCP port that nothing listens on, for servers started by the fixtures.
 #pragma once
 

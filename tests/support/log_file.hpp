@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading a server's log for failure messages: the end of it, or what one run added.
 #pragma once
 

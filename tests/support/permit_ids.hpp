@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A permit-expirable semaphore's data as tests read it (data-layout §7), written here, not taken
 // from the library, so a test checks the library against an independent reading.
 #pragma once

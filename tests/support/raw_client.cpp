@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "support/raw_client.hpp"
 
 #include "support/redis_server.hpp"

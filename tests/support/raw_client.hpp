@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A blocking hiredis client that plays "another client" in tests: it shares no code with the
 // library under test, so what it sees is what the server holds.
 #pragma once

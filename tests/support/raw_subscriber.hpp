@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A blocking hiredis subscriber that plays a foreign client listening on a channel, sharing no
 // code with the library under test.
 #pragma once

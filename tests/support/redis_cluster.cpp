@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "support/redis_cluster.hpp"
 
 #include "support/cluster_state.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Redis Cluster for tests: 3 masters + 3 replicas, real redis-server processes on loopback.
 // Under ctest it is started once and shared by every cluster test (the "cluster" CTest fixture:
 // tests/cluster_keeper owns the servers, $RELOCK_CLUSTER_STATE names its state file); a cluster

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a test asks of a redis-server, and the config file that gives it.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A real redis-server owned by one test: free loopback port, fresh temp dir, generated config,
 // ready (answers PING) when the constructor returns, gone when the destructor returns.
 #pragma once

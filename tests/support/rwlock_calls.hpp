@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The read-write lock's scripts on one name, called with exactly the keys and arguments its kind
 // tables send (src/objects/rwlock_kind.cpp), for tests that check the scripts' data directly.
 #pragma once

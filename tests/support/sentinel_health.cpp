@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sentinel_set: is the set healthy, waiting until it is, and repairing what a test left.
 #include "support/sentinel_set.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sentinel_set: starting the processes, naming them, and the failures tests cause.
 #include "support/sentinel_set.hpp"
 

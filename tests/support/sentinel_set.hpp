@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Sentinel deployment for tests: one master and one replica (real redis-server processes)
 // watched by 3 redis-sentinel processes, on free loopback ports, each in a temp dir of its own.
 // Everything is 127.0.0.1, so what the sentinels announce is what a client can reach.

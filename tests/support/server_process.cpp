@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "support/server_process.hpp"
 
 #include "support/log_file.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One server process owned by a test: started with fork+exec, stopped by its PID, never by
 // name. Knows nothing about Redis, so redis-server, redis-sentinel and cluster nodes share it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redis_cluster: moving a slot between masters step by step, as `redis-cli --cluster reshard`
 // does (https://redis.io/commands/cluster-setslot/), so tests can act between the steps.
 #include "support/cluster_topology.hpp"

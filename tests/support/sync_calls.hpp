@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Blocking wrappers over the executor's callbacks, for tests that drive the layers directly.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A fresh directory for one server's config, log and data, removed with everything in it.
 #pragma once
 

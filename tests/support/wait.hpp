@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Waiting on a condition with a deadline: what tests do instead of sleeping and hoping.
 #pragma once
 

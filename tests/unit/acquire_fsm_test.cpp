@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The waiting loop's decisions, driven with a fake clock: every path the acquire takes, without
 // a server.
 #include <set>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The watchdog's table, driven with a fake clock and hand-made replies: what a tick sends, what a
 // reply confirms or loses, when a silent server costs a hold, and what a release is told.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading a lock-set machine's steps in tests: which members a kind of step goes to, and the
 // finish if there is one.
 #pragma once

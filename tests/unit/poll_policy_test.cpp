@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config::busy_poll's decisions, without a clock.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RedLock's decisions, driven with a fake clock: budgets, the quorum, the validity, retries,
 // and nothing held after a failure.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Replica sync's decisions and what Sentinel and INFO say, read without a server.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A blocking take's decisions, driven with a fake clock: chunks, the deadline, outages, stops,
 // and elements that arrive for a take that had already ended.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // When a delayed queue's transfer runs, driven with a fake wall clock: at the earliest due
 // time, on announcements, after a reconnect, at least every recheck, one at a time.
 #include <gtest/gtest.h>

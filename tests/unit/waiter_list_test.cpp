@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who a message wakes, without a server: order, permits, wakes passed on, wake n and wake all.
 #include <gtest/gtest.h>
 

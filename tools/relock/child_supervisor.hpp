@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `relock run` does around its command: owns SIGINT, SIGTERM and SIGHUP for the whole
 // process, starts the command, forwards those signals to it, and stops it (SIGTERM) when the
 // lock is lost or a fixed lease runs out. If relock itself dies (even by SIGKILL), the command

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The relock CLI's shared pieces: exit codes, parsed options, and one entry point per
 // subcommand. Everything here runs on the main thread; errors travel as `failure` up to main,
 // which prints them once.

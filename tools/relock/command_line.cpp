@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The command line: flags and usage errors, parsed with CLI11 into plain options (the longer
 // help texts are in help_text.hpp).
 #include "command_line.hpp"

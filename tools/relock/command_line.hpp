@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock's command line, parsed: which subcommand, and its options.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // From global options to a connected client, and library errors to one line for the user.
 #include <algorithm>
 #include <vector>

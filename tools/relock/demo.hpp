@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `relock demo` and its worker processes share: one lock, named under a prefix per demo
 // run so two demos on one server never meet, and a private temp dir holding what the lock
 // protects. The counter is a file, not a Redis key, on purpose: a lock guards something Redis

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock demo: N worker processes increment one counter file, read-pause-write, under one lock.
 // Without the lock the count would come out short; with it, it is exact. Then throughput and
 // the latency of handing the lock from one process to another.

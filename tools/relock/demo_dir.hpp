@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A private dir for the demo under the system's temp dir (relock-demo-XXXXXX): the run's files,
 // or a private Redis's. Removed with everything in it when this goes, however the demo ends,
 // unless keep() asked for it to stay (a log that says why something failed).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The demo's files: see demo.hpp.
 #include <cerrno>
 #include <charconv>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock demo-worker (hidden): one of the demo's processes. Increments the shared counter file
 // non-atomically, under the lock, and records when it held it.
 #include <mutex>

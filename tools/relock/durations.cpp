@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Durations on the command line: plain decimal seconds ("10", "0.5"), parsed here digit by
 // digit. A general number parser would also take "0x10", "1e3", "inf" and "nan", none of which
 // a user means as a duration, and turn huge values into infinities.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Messages made readable: control bytes made visible (names may hold any byte, and a message is
 // one line), and the script positions Redis adds to errors taken out.
 #include <cstdio>

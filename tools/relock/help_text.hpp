@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock's help texts: the synopsis, each subcommand's notes and each one's exit codes, as
 // --help prints them (tools/relock/man/relock.1 is written from them: keep the two in step).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Loopback ports and questions: see loopback.hpp.
 #include "loopback.hpp"
 

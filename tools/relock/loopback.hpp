@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the demo's private Redis needs of the loopback interface: free ports, and one question to
 // a server on one over a plain socket. relock's client cannot ask it: it refuses a cluster node
 // behind a redis:// URL, and a node must answer before it is part of any cluster.

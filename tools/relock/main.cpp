@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock: flock(1) for a fleet. Runs one subcommand and turns every error into one line on
 // stderr and an exit code (listed in --help).
 #include <iostream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How status and unlock say that a name holds something else than a lock.
 #include "cli.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rendering of every result: see output.hpp.
 #include "output.hpp"
 

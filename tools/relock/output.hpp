@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the subcommands report, as plain structs, and the one place that renders them: a human
 // table on stdout, or one JSON object per line with --json. Diagnostics go to stderr elsewhere.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A private redis-server or Redis Cluster: see private_redis.hpp.
 #include "private_redis.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A throwaway Redis for `relock demo` when none is given or answering: one redis-server, or a
 // Redis Cluster of three masters that redis-cli joins, on free loopback ports in a temp dir;
 // redis-server and redis-cli are taken from PATH. The servers die with us (PR_SET_PDEATHSIG)

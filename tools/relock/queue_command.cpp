@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock queue offer|take|size: Redisson's blocking queue (and the delayed queue feeding it)
 // from the shell, sharing the queue with Java producers and consumers.
 #include <algorithm>

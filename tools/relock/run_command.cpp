@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock run: acquire NAME (or a set: --all, --redlock; or a permit of a semaphore:
 // --semaphore), run the command while holding it, release, pass its status on.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `relock run` holds: one lock (NAME), a multi-lock (--all), a RedLock (--redlock), or a
 // permit of the permit-expirable semaphore NAME (--semaphore N). run_command drives any of them
 // the same way.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The four things `relock run` can hold, behind run_target.
 #include <exception>
 #include <future>

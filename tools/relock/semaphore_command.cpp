@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock semaphore release|set|add: a permit-expirable semaphore's administration from the
 // shell, where it used to take redis-cli by hand: give back a permit whose holder is gone (by
 // the id status shows), or change how many permits there are.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock status: who holds NAME and how often, its lease, a fair lock's queue with each
 // waiter's deadline and a fenced lock's last token, as client::inspect reads them from the
 // data, so holders in Java (Redisson) show up too; and the node that serves it (in a cluster,

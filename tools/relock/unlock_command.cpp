@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock unlock --force: take a lock away from whoever holds it (a crashed job's, say) and wake
 // its waiters. There is no plain unlock: a hold belongs to its owner, and `relock run` releases
 // its own.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What an acquire ends with, between the library and its thin public headers.
 #pragma once
 

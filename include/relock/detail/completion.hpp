@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Type erasure for Asio completion handlers (Debian's Asio 1.22 has no
 // any_completion_handler). The handler is always invoked through its associated executor by
 // post, never inline inside relock's own I/O callback: a caller's handler may block or re-enter

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What MultiLock and RedLock share: a set of relock::Lock members (any kinds, on one client or
 // several) held for one owner, with the TimedLockable surface, async forms and one release
 // path. They differ only in how they acquire (all members, or a quorum): docs/design.md,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A move-only std::function: completion handlers (Asio's included) are often move-only, and
 // Debian's g++ 12 has no std::move_only_function in C++20 mode.
 #pragma once

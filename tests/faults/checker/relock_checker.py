@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Judges a fault run's whole history against what a lock promises.
 
 Every process of a run (workers, the nemesis) leaves a JSON Lines file of events in the run's

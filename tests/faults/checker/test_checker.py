@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The checker's own tests: fed known-bad histories it must flag each one, and pass good ones."""
 
 import json

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A TCP proxy between relock clients and a real redis-server, for network faults: delay,
 // replies dropped, a blackhole that keeps the sockets open, and resets.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One run of the fault suite: its directory of histories, the register server, the worker
 // processes, and the checker's verdict at the end (HISTORY.md).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The resource the locks protect in the fault suite: a second redis-server holding, per lock
 // name, a fenced register and an unfenced one (HISTORY.md, register.json).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A process's history file (HISTORY.md): JSON Lines, one event per line, each written with one
 // write(2) on an O_APPEND descriptor, so a process killed mid-run leaves whole lines behind
 // (at most its last one torn) and threads never interleave inside a line.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // relock_fault_worker: one process of the fault suite. A relock client (public API only) whose
 // threads take locks over a few names (fenced or plain reentrant, each hold with an owner of its
 // own, or with reuse_owners=1 the thread's own owner for every hold, as applications that lock

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Shows what a Redisson version actually sends to Redis for each lock operation.
 
 Starts throwaway redis-server processes on free loopback ports (a single server, or a 3-master
