@@ -100,6 +100,11 @@ class RELOCK_API BlockingQueue {
   // `wait`: zero tries once (LPOP), empty waits for ever.
   void start_poll(std::optional<std::chrono::milliseconds> wait, std::stop_token stop,
                   poll_done done);
+  // The same, with the failure's words (the server's text for an error reply).
+  using poll_said =
+      detail::completion<void(std::error_code, std::optional<std::string>, std::string)>;
+  void start_poll_saying(std::optional<std::chrono::milliseconds> wait, std::stop_token stop,
+                         poll_said done);
   void check_value(std::string_view value) const;
 
   std::shared_ptr<detail::client_core> core_;

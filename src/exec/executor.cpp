@@ -204,6 +204,14 @@ void executor::complete(call& c, std::error_code ec, resp::reply r) {
   std::exchange(c.callback, {})(ec, std::move(r));
 }
 
+void executor::learn_redirect(const resp::reply& r, const std::string& from_host) {
+  auto redirect = topology::parse_redirect(r.str);
+  if (!redirect || redirect->kind != topology::redirect::kind::moved || !router_.cluster()) return;
+  const bool unnamed = redirect->host.empty() || redirect->host == "?";
+  router_.moved(redirect->slot,
+                topology::node{unnamed ? from_host : redirect->host, redirect->port});
+}
+
 std::string executor::node_of(std::string_view key) const {
   auto n = router_.node_for(key);
   return n ? n->address() : pools_.front()->node.address();

@@ -149,6 +149,9 @@ class executor {
   }
   // A MOVED met elsewhere (a sharded subscription) (I/O thread only).
   void learn_moved(std::uint16_t slot, topology::node to) { router_.moved(slot, std::move(to)); }
+  // The same from an error reply met on a connection of its own (a blocking take): a MOVED
+  // updates the map, its host defaulting to `from_host` when the reply names none (I/O thread).
+  void learn_redirect(const resp::reply& r, const std::string& from_host);
   // The cluster's masters as the map has them now (I/O thread only).
   std::vector<topology::node> masters() const { return router_.map().masters(); }
   // The node that serves `key` now, as host:port (I/O thread only).

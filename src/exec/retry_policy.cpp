@@ -3,6 +3,19 @@
 
 namespace relock::exec {
 
+error_meaning meaning_of(std::string_view code) {
+  if (code == "NOSCRIPT") return error_meaning::script_missing;
+  if (code == "MOVED") return error_meaning::moved;
+  if (code == "ASK") return error_meaning::ask;
+  // These mean the command did not run: the server is loading, a slot is on its way, the node
+  // lost its master or is no longer one (READONLY: a replica refused the write).
+  if (code == "TRYAGAIN" || code == "CLUSTERDOWN" || code == "LOADING" || code == "MASTERDOWN" ||
+      code == "READONLY") {
+    return error_meaning::not_run_yet;
+  }
+  return error_meaning::final;
+}
+
 next_step decide(const attempt& a) {
   if (!a.time_left) return next_step::complete;
   if (a.connection_failed) {
@@ -11,19 +24,17 @@ next_step decide(const attempt& a) {
     return (!a.written || a.idempotent) ? next_step::retry_after_delay : next_step::complete;
   }
   // These errors mean the command did not run, so another attempt is always safe.
-  if (a.error_code == "NOSCRIPT") {
-    return a.script_reloaded ? next_step::complete : next_step::load_script_and_retry;
-  }
-  if (a.error_code == "MOVED") {
-    return a.redirects < max_redirects ? next_step::follow_moved : next_step::complete;
-  }
-  if (a.error_code == "ASK") {
-    return a.redirects < max_redirects ? next_step::follow_ask : next_step::complete;
-  }
-  // READONLY: a replica refused the write (the master moved; the caller looks for the new one).
-  if (a.error_code == "TRYAGAIN" || a.error_code == "CLUSTERDOWN" || a.error_code == "LOADING" ||
-      a.error_code == "READONLY") {
-    return next_step::retry_after_delay;
+  switch (meaning_of(a.error_code)) {
+    case error_meaning::script_missing:
+      return a.script_reloaded ? next_step::complete : next_step::load_script_and_retry;
+    case error_meaning::moved:
+      return a.redirects < max_redirects ? next_step::follow_moved : next_step::complete;
+    case error_meaning::ask:
+      return a.redirects < max_redirects ? next_step::follow_ask : next_step::complete;
+    case error_meaning::not_run_yet:
+      return next_step::retry_after_delay;
+    case error_meaning::final:
+      break;
   }
   return next_step::complete;
 }

@@ -27,6 +27,17 @@ struct attempt {
 
 constexpr int max_redirects = 5;
 
+// What an error reply's first word says about the command that got it: the one list every
+// request path reads (scripts and commands through decide(), blocking takes directly).
+enum class error_meaning {
+  final,          // the command ran, or never will: the caller hears the error
+  not_run_yet,    // TRYAGAIN / CLUSTERDOWN / LOADING / MASTERDOWN / READONLY: try later
+  moved,          // MOVED: the slot lives elsewhere now
+  ask,            // ASK: once to the node named, behind ASKING
+  script_missing  // NOSCRIPT: load it, then the same call
+};
+error_meaning meaning_of(std::string_view error_code);
+
 next_step decide(const attempt& a);
 
 }  // namespace relock::exec

@@ -9,8 +9,8 @@
 #include <relock/errors.hpp>
 
 #include "client_core.hpp"
+#include "exec/retry_policy.hpp"
 #include "objects/take_fsm.hpp"
-#include "topology/redirect.hpp"
 
 namespace relock::detail {
 namespace {
@@ -19,13 +19,12 @@ using steady = std::chrono::steady_clock;
 using step = take_fsm::step;
 using ending = take_fsm::ending;
 
-// Error replies that say Redis is moving or not ready, not that the take is wrong.
-bool transient_reply(std::string_view text) {
-  for (std::string_view code : {"MOVED", "ASK", "READONLY", "LOADING", "MASTERDOWN", "TRYAGAIN",
-                                "CLUSTERDOWN", "UNBLOCKED"}) {
-    if (text.starts_with(code)) return true;
-  }
-  return false;
+// Error replies that say Redis is moving or not ready, not that the take is wrong: the
+// executor's list (retry_policy), and UNBLOCKED, a BLPOP someone else's CLIENT UNBLOCK ... ERROR
+// ended, which blocks again.
+bool transient_reply(const resp::reply& r) {
+  if (r.error_code() == "UNBLOCKED") return true;
+  return exec::meaning_of(r.error_code()) != exec::error_meaning::final;
 }
 
 std::string seconds_of(std::chrono::milliseconds d) {
@@ -131,14 +130,8 @@ class take_op : public std::enable_shared_from_this<take_op>, public shutdown_aw
       act(fsm_.failed(errc::server_error, false, now));
     } else if (const auto& r = replies.front(); r.is_error()) {
       last_detail_ = r.str;
-      if (auto moved = topology::parse_redirect(r.str);
-          moved && moved->kind == topology::redirect::kind::moved) {
-        core_->executor().learn_moved(
-            moved->slot,
-            topology::node{moved->host.empty() ? connection_->target().host : moved->host,
-                           moved->port});
-      }
-      if (transient_reply(r.str)) {
+      core_->executor().learn_redirect(r, connection_->target().host);
+      if (transient_reply(r)) {
         core_->blocking().give_back(std::exchange(connection_, nullptr));  // lease anew
         act(fsm_.failed(errc::connection, true, now));
       } else {
@@ -194,13 +187,15 @@ class take_op : public std::enable_shared_from_this<take_op>, public shutdown_aw
     if (!done_) return;
     switch (a.why) {
       case ending::got:
-        return std::exchange(done_, {})(std::error_code{}, std::move(element_));
+        return std::exchange(done_, {})(std::error_code{}, std::move(element_), std::string());
       case ending::timed_out:
-        return std::exchange(done_, {})(std::error_code{}, std::nullopt);
+        return std::exchange(done_, {})(std::error_code{}, std::nullopt, std::string());
       case ending::failed:
-      case ending::cancelled:
         return std::exchange(done_, {})(a.ec ? a.ec : make_error_code(errc::cancelled),
-                                        std::nullopt);
+                                        std::nullopt, std::move(last_detail_));
+      case ending::cancelled:
+        return std::exchange(done_, {})(make_error_code(errc::cancelled), std::nullopt,
+                                        "cancelled");
     }
   }
 
@@ -225,7 +220,7 @@ void start_take(std::shared_ptr<client_core> core, take_request request, take_ca
   auto* c = core.get();
   c->enter([core = std::move(core), request = std::move(request),
             done = std::move(done)](bool running) mutable {
-    if (!running) return done(errc::cancelled, std::nullopt);
+    if (!running) return done(errc::cancelled, std::nullopt, "the client has been destroyed");
     std::make_shared<take_op>(std::move(core), std::move(request), std::move(done))->start();
   });
 }

@@ -174,3 +174,23 @@ TEST(blocking_queue, async_poll_and_offer_with_futures) {
   EXPECT_EQ(got.get(), "v");
   EXPECT_FALSE(q.async_poll(std::chrono::milliseconds(0), {}, asio::use_future).get());
 }
+
+// A take the server refuses for good says what the server said (here an ACL that forbids BLPOP),
+// instead of only the error code's generic words.
+TEST(blocking_queue, a_refused_take_keeps_the_servers_words) {
+  redis_server server;
+  raw_client admin = raw_client::to(server);
+  ASSERT_EQ(
+      admin.command({"ACL", "SETUSER", "taker", "on", ">pw", "~*", "&*", "+@all", "-blpop"}).str,
+      "OK");
+  relock::config settings;
+  settings.url = "redis://taker:pw@127.0.0.1:" + std::to_string(server.port());
+  relock::client client(settings);
+  auto q = client.blocking_queue("refused");
+  try {
+    q.poll(1s);
+    FAIL() << "the take was not refused";
+  } catch (const relock::error& e) {
+    EXPECT_NE(std::string(e.what()).find("NOPERM"), std::string::npos) << e.what();
+  }
+}

@@ -60,3 +60,21 @@ TEST(retry_policy, table) {
   };
   for (const auto& r : rows) EXPECT_EQ(decide(r.in), r.expected) << r.why;
 }
+
+// The one list of error replies: what the executor and the blocking take both read.
+TEST(retry_policy, error_meanings) {
+  using relock::exec::error_meaning;
+  using relock::exec::meaning_of;
+  for (const char* code : {"TRYAGAIN", "CLUSTERDOWN", "LOADING", "MASTERDOWN", "READONLY"}) {
+    EXPECT_EQ(meaning_of(code), error_meaning::not_run_yet) << code;
+  }
+  EXPECT_EQ(meaning_of("MOVED"), error_meaning::moved);
+  EXPECT_EQ(meaning_of("ASK"), error_meaning::ask);
+  EXPECT_EQ(meaning_of("NOSCRIPT"), error_meaning::script_missing);
+  for (const char* code : {"ERR", "WRONGTYPE", "NOPERM", "NOAUTH", ""}) {
+    EXPECT_EQ(meaning_of(code), error_meaning::final) << code;
+  }
+  relock::exec::attempt masterdown;
+  masterdown.error_code = "MASTERDOWN";
+  EXPECT_EQ(decide(masterdown), next_step::retry_after_delay);
+}
