@@ -95,7 +95,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     // A take-back of this owner on this key (from this acquire or an earlier one) that no answer
     // has confirmed yet may still land after this try, and release what the try grants. Each
     // goes again first, under its latch, to wherever the key lives now; the try waits for them.
-    if (!request_.kind->ownerless && !core_->take_backs().pending(owner_on_key()).empty()) {
+    if (!request_.kind->ownerless && core_->take_backs().has(request_.key, request_.owner)) {
       return act(fsm_.take_backs_booked());
     }
     try_unanswered_ = true;

@@ -21,6 +21,13 @@ std::vector<release_request> take_back_book::pending(const id& who) const {
   return it == pending_.end() ? std::vector<release_request>{} : it->second;
 }
 
+bool take_back_book::has(std::string_view key, std::string_view owner) const {
+  if (pending_.empty()) return false;
+  // Ordered by key, then owner: the first entry not below (key, owner) is it, if any is.
+  auto it = pending_.lower_bound(std::pair<std::string_view, std::string_view>(key, owner));
+  return it != pending_.end() && it->first.first == key && it->first.second == owner;
+}
+
 std::size_t take_back_book::size() const {
   std::size_t n = 0;
   for (const auto& [who, requests] : pending_) n += requests.size();

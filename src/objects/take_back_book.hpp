@@ -35,11 +35,23 @@ class take_back_book {
   void answered(const id& who, std::string_view latch);
   // The take-backs of `who` not answered yet, to send again before its next try.
   std::vector<release_request> pending(const id& who) const;
+  // Whether `key` and `owner` have any: asked before every try, so it copies nothing, and an
+  // empty book (the usual case) answers at once.
+  bool has(std::string_view key, std::string_view owner) const;
   bool empty() const { return pending_.empty(); }
   std::size_t size() const;
 
  private:
-  std::map<id, std::vector<release_request>> pending_;
+  // By key, then owner; looked up by views too, so a question copies no string.
+  struct id_less {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      const std::string_view ak(a.first), bk(b.first);
+      return ak != bk ? ak < bk : std::string_view(a.second) < std::string_view(b.second);
+    }
+  };
+  std::map<id, std::vector<release_request>, id_less> pending_;
 };
 
 }  // namespace relock::detail

@@ -54,3 +54,15 @@ TEST(take_back_book, an_answer_for_an_unknown_owner_or_latch_is_ignored) {
   book.answered({"k", "o"}, "another");
   EXPECT_EQ(book.size(), 1u);
 }
+
+TEST(take_back_book, has_tells_an_owner_on_a_key_apart_without_copying) {
+  take_back_book book;
+  EXPECT_FALSE(book.has("k", "o"));
+  book.add({"k", "o"}, take_back("k", "l"));
+  EXPECT_TRUE(book.has("k", "o"));
+  EXPECT_FALSE(book.has("k", "o2"));
+  EXPECT_FALSE(book.has("k2", "o"));
+  EXPECT_FALSE(book.has("", ""));
+  book.answered({"k", "o"}, "l");
+  EXPECT_FALSE(book.has("k", "o"));
+}
