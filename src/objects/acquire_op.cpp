@@ -213,7 +213,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     take_back.take_back = true;
     take_back.latch = try_latch_;
     core_->take_backs().add(owner_on_key(), take_back);
-    send_take_back(core_, owner_on_key(), std::move(take_back), [](std::error_code) {});
+    send_take_back(core_, owner_on_key(), std::move(take_back), [](std::error_code, bool) {});
   }
 
   take_back_book::id owner_on_key() const { return {request_.key, request_.owner}; }
@@ -222,19 +222,20 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     core.log(log_level::warning, "released '" + key + "' taken by an acquire whose reply was lost");
   }
 
-  // One copy of a booked take-back; an answer from the server, whatever it says, means a copy
-  // has run and left its latch: the take-back leaves the book.
+  // One copy of a booked take-back; an answer that says the script ran, whatever it found,
+  // means a copy has left its latch: the take-back leaves the book. `then` hears whether one
+  // did (a refusal such as BUSY, or no answer, is none).
   static void send_take_back(const std::shared_ptr<client_core>& core, take_back_book::id who,
-                             release_request take_back, std::function<void(std::error_code)> then) {
+                             release_request take_back,
+                             std::function<void(std::error_code, bool)> then) {
     std::string latch = take_back.latch;
     release_now(core, std::move(take_back),
                 [core, who = std::move(who), latch = std::move(latch), then = std::move(then)](
-                    std::error_code ec, std::string) {
-                  if (!outage(ec) && ec != errc::cancelled) {
-                    core->take_backs().answered(who, latch);
-                  }
+                    std::error_code ec, std::string detail) {
+                  const bool ran = !release_not_run(ec, detail) && ec != errc::cancelled;
+                  if (ran) core->take_backs().answered(who, latch);
                   if (!ec) log_taken_back(*core, who.first);
-                  then(ec);
+                  then(ec, ran);
                 });
   }
 
@@ -250,9 +251,13 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     for (auto& take_back : take_backs) {
       take_back.timeout = core_->settings().command_timeout;
       send_take_back(core_, owner_on_key(), std::move(take_back),
-                     [self = shared_from_this(), round](std::error_code ec) {
+                     [self = shared_from_this(), round](std::error_code ec, bool ran) {
                        if (round != self->settle_round_) return;  // a round the op left
-                       if (outage(ec) && !self->settle_failure_) self->settle_failure_ = ec;
+                       // Not run (no answer, or refused for now): the try waits, as after an
+                       // outage, and the take-back goes again before the next one.
+                       if (!ran && ec != errc::cancelled && !self->settle_failure_) {
+                         self->settle_failure_ = outage(ec) ? ec : make_error_code(errc::timeout);
+                       }
                        if (--self->settling_ > 0) return;
                        ++self->settle_round_;
                        if (self->settle_failure_) {

@@ -4,11 +4,19 @@
 #include <relock/errors.hpp>
 
 #include "client_core.hpp"
+#include "exec/retry_policy.hpp"
 #include "objects/ids.hpp"
 #include "objects/naming.hpp"
 #include "objects/release_retry.hpp"
 
 namespace relock::detail {
+
+bool release_not_run(std::error_code ec, std::string_view detail) {
+  if (ec == errc::timeout || ec == errc::connection) return true;
+  if (!ec) return false;
+  const std::string_view code = detail.substr(0, detail.find(' '));
+  return code == "BUSY" || exec::meaning_of(code) == exec::error_meaning::not_run_yet;
+}
 
 void release_now(const std::shared_ptr<client_core>& core, release_request request,
                  release_callback done) {
@@ -52,7 +60,7 @@ void release_now(const std::shared_ptr<client_core>& core, release_request reque
               core->watchdog().release_answered(request.key, request.field);
               // Not confirmed: it may not have run, and the lock would stay held for its whole
               // lease. The caller hears of the failure; the release is sent again meanwhile.
-              if ((ec == errc::timeout || ec == errc::connection) && !request.cleanup) {
+              if (!request.cleanup && release_not_run(ec, r.str)) {
                 const auto& settings = core->settings();
                 release_request again = request;
                 again.latch = latch;

@@ -10,8 +10,6 @@
 namespace relock::detail {
 namespace {
 
-bool outage(std::error_code ec) { return ec == errc::timeout || ec == errc::connection; }
-
 class release_retry_op : public std::enable_shared_from_this<release_retry_op>,
                          public shutdown_aware {
  public:
@@ -49,21 +47,22 @@ class release_retry_op : public std::enable_shared_from_this<release_retry_op>,
     in_flight_ = true;
     release_request copy = request_;
     copy.timeout = core_->settings().command_timeout;
-    release_now(
-        core_, std::move(copy), [self = shared_from_this()](std::error_code ec, std::string) {
-          self->in_flight_ = false;
-          if (!outage(ec) && ec != errc::cancelled) {
-            self->core_->take_backs().answered(self->who(), self->request_.latch);
-            if (!ec) {
-              self->core_->log(log_level::info, "released '" + self->request_.key +
-                                                    "' after all: a copy of the unlock whose "
-                                                    "answer was lost was answered");
-            }
-            return self->finish();
-          }
-          if (self->stopping_) return self->finish();
-          self->wait_then_send();
-        });
+    release_now(core_, std::move(copy),
+                [self = shared_from_this()](std::error_code ec, std::string detail) {
+                  self->in_flight_ = false;
+                  if (!release_not_run(ec, detail) && ec != errc::cancelled) {
+                    self->core_->take_backs().answered(self->who(), self->request_.latch);
+                    if (!ec) {
+                      self->core_->log(log_level::info,
+                                       "released '" + self->request_.key +
+                                           "' after all: a copy of the unlock whose "
+                                           "answer was lost was answered");
+                    }
+                    return self->finish();
+                  }
+                  if (self->stopping_) return self->finish();
+                  self->wait_then_send();
+                });
   }
 
   void on_shutdown() override {

@@ -10,6 +10,7 @@
 #include <relock/client.hpp>
 #include <relock/lock.hpp>
 
+#include "support/busy_script.hpp"
 #include "support/client_settings.hpp"
 #include "support/raw_client.hpp"
 #include "support/redis_server.hpp"
@@ -80,4 +81,38 @@ TEST(release_retry, a_client_destroyed_right_after_a_failed_unlock_still_finishe
     // the last copy be answered.
   }
   EXPECT_EQ(direct.command({"EXISTS", "retried-at-exit"}).integer, 0);
+}
+
+// A release refused while a script runs (-BUSY) never ran. It used to be reported and dropped:
+// the hold stayed for its lease, and the same owner (a thread locking again) re-entered it
+// unknowingly, so its next unlock left the lock held (the fault suite's reused-owner workers
+// showed waiters kept out for a whole lease). It goes again until the server takes it.
+TEST(release_retry, an_unlock_refused_while_a_script_runs_is_finished_after_it) {
+  redis_server server({.extra_config = {"busy-reply-threshold 100"}});
+  raw_client direct = raw_client::to(server);
+  relock::client client(settings_for(server));
+  auto lock = client.lock("busy-release");
+  const auto me = relock::owner::unique();
+  std::promise<std::error_code> taken;
+  lock.async_try_lock(me, {}, [&](std::error_code ec, bool) { taken.set_value(ec); });
+  ASSERT_FALSE(taken.get_future().get());
+  {
+    relock::test::busy_script busy(server);
+    ASSERT_TRUE(busy.wait_until_busy());
+    const auto ec = unlock(lock, me);
+    EXPECT_TRUE(ec) << "the unlock was not refused";
+    // The same owner locks again while the server is still busy: its try waits for the release.
+    std::promise<bool> again;
+    relock::lock_options options;
+    options.wait = 10s;
+    lock.async_try_lock(me, options,
+                        [&](std::error_code, bool acquired) { again.set_value(acquired); });
+    busy.kill();
+    EXPECT_TRUE(again.get_future().get());
+  }
+  // One hold, not the old one re-entered: one unlock frees it.
+  EXPECT_EQ(direct.command({"HVALS", "busy-release"}).elements.size(), 1u);
+  EXPECT_EQ(direct.command({"HVALS", "busy-release"}).elements.at(0).str, "1");
+  EXPECT_FALSE(unlock(lock, me));
+  EXPECT_EQ(direct.command({"EXISTS", "busy-release"}).integer, 0);
 }
