@@ -15,7 +15,10 @@ bool release_not_run(std::error_code ec, std::string_view detail) {
   if (ec == errc::timeout || ec == errc::connection) return true;
   if (!ec) return false;
   const std::string_view code = detail.substr(0, detail.find(' '));
-  return code == "BUSY" || exec::meaning_of(code) == exec::error_meaning::not_run_yet;
+  // BUSY: a script runs past busy-reply-threshold; OOM: over maxmemory, a writing script is
+  // refused before it runs.
+  return code == "BUSY" || code == "OOM" ||
+         exec::meaning_of(code) == exec::error_meaning::not_run_yet;
 }
 
 void release_now(const std::shared_ptr<client_core>& core, release_request request,

@@ -43,9 +43,9 @@ void start_release(std::shared_ptr<client_core> core, release_request request,
                    release_callback done);
 
 // Whether a release's failure leaves it unknown or not run at all: Redis did not answer (timeout,
-// lost connection), or refused to run it for now (a script past busy-reply-threshold: BUSY; a
-// restart: LOADING; a slot on its way...). Such a release is sent again (release_retry.hpp); any
-// other answer says what the release did.
+// lost connection), or refused to run it for now (a script past busy-reply-threshold: BUSY;
+// over maxmemory: OOM; a restart: LOADING; a slot on its way...). Such a release is sent again
+// (release_retry.hpp); any other answer says what the release did.
 bool release_not_run(std::error_code ec, std::string_view detail);
 
 // The same, from the I/O thread, even while the client shuts down: for relock's own cleanups
