@@ -17,7 +17,7 @@ std::string with_queue(std::string_view body) {
   return std::string(scripts::fair_queue) + std::string(body);
 }
 const std::string acquire_source = with_queue(scripts::fair_acquire);
-const std::string release_source = with_queue(scripts::fair_release);
+const std::string release_source = with_queue(with_release_head(scripts::fair_release));
 const std::string force_release_source = with_queue(scripts::fair_force_release);
 const std::string give_up_source = with_queue(scripts::fair_give_up);
 

@@ -24,6 +24,10 @@ queue_timing queue_timing_of(const client_core& core) {
                                           : std::chrono::milliseconds(0)};
 }
 
+std::string with_release_head(std::string_view body) {
+  return std::string(scripts::release_head) + std::string(body);
+}
+
 script_call with_try_latch(script_call call, const acquire_context& c) {
   if (!c.try_latch.empty()) call.keys.emplace_back(c.try_latch);
   return call;
@@ -51,7 +55,9 @@ namespace plain_lock {
 // The embedded sources are constant-initialised string_views, so these may use them at
 // dynamic-initialisation time in any order.
 const exec::script acquire{"lock_acquire", scripts::lock_acquire};
-const exec::script release{"lock_release", scripts::lock_release};
+// Built before `release`, which hashes it, in this file's order of initialisation.
+const std::string release_source = with_release_head(scripts::lock_release);
+const exec::script release{"lock_release", release_source};
 const exec::script force_release{"lock_force_release", scripts::lock_force_release};
 const exec::script renew{"lock_renew", scripts::lock_renew};
 

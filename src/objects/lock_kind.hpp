@@ -164,6 +164,10 @@ struct lock_kind {
   script_call (*take_back_call)(const take_back_context& c) = nullptr;
 };
 
+// A release script's source after release_head.lua (not_held). Uses only constant-initialised
+// data, so other files may call it while initialising their scripts.
+std::string with_release_head(std::string_view body);
+
 // `call` with the try's latch as its last key, when it has one (the lock family's acquire
 // scripts read it as an optional last key).
 script_call with_try_latch(script_call call, const acquire_context& c);

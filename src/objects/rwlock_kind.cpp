@@ -12,9 +12,12 @@ namespace relock::detail {
 namespace {
 
 const exec::script read_acquire{"rwlock_read_acquire", scripts::rwlock_read_acquire};
-const exec::script read_release{"rwlock_read_release", scripts::rwlock_read_release};
+// Built before the scripts that hash them, in this file's order of initialisation.
+const std::string read_release_source = with_release_head(scripts::rwlock_read_release);
+const std::string write_release_source = with_release_head(scripts::rwlock_write_release);
+const exec::script read_release{"rwlock_read_release", read_release_source};
 const exec::script write_acquire{"rwlock_write_acquire", scripts::rwlock_write_acquire};
-const exec::script write_release{"rwlock_write_release", scripts::rwlock_write_release};
+const exec::script write_release{"rwlock_write_release", write_release_source};
 const exec::script force_release{"rwlock_force_release", scripts::rwlock_force_release};
 const exec::script renew{"rwlock_renew", scripts::rwlock_renew};
 

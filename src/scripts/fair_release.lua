@@ -1,21 +1,13 @@
 -- SPDX-License-Identifier: Apache-2.0
--- Fair release (data-layout §1 unlock latch, §3), after fair_queue.lua.
+-- Fair release (data-layout §1 unlock latch, §3), after fair_queue.lua and release_head.lua.
 -- KEYS[1] lock hash, KEYS[2] queue, KEYS[3] deadlines, KEYS[4] channel (each waiter listens on
 -- <channel>:<owner>), KEYS[5] unlock latch for this request.
 -- ARGV[1] message, ARGV[2] lease to restore, ARGV[3] owner field, ARGV[4] now (Unix ms),
 -- ARGV[5] publish command (or commands joined by '+'), ARGV[6] latch TTL ms, ARGV[7] how long a
--- head that is told but not listening has to try again (ms), ARGV[8] 1 for a take-back (see
--- not_held).
+-- head that is told but not listening has to try again (ms), ARGV[8] 1 for a take-back
+-- (not_held, release_head.lua).
 -- nil: not a holder (a free lock's head waiter is told all the same). 0: still held
 -- (re-entered). 1: released, the head waiter told.
--- A take-back (ARGV[8] = 1) leaves its latch even when it finds no hold: a copy of it, or the
--- try it undoes, reaching Redis later then changes nothing. The empty value reads as nil.
-local function not_held(latch, ttl, take_back)
-  if take_back == '1' then
-    redis.call('set', latch, '', 'px', ttl)
-  end
-  return nil
-end
 local data, answer = read_latched_fair_data(KEYS[5])
 if not data then
   return answer

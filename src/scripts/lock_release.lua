@@ -2,16 +2,8 @@
 -- Release one hold (data-layout §1 unlock latch, §2 release).
 -- KEYS[1] lock hash, KEYS[2] channel, KEYS[3] unlock latch for this request.
 -- ARGV[1] message, ARGV[2] lease to restore, ARGV[3] owner field, ARGV[4] publish command (or commands joined by '+': PUBLISH+SPUBLISH),
--- ARGV[5] latch TTL ms, ARGV[6] 1 for a take-back (see not_held).
+-- ARGV[5] latch TTL ms, ARGV[6] 1 for a take-back (not_held, release_head.lua).
 -- nil: not a holder. 0: still held (re-entered). 1: released, waiters told.
--- A take-back (ARGV[6] = 1) leaves its latch even when it finds no hold: a copy of it, or the
--- try it undoes, reaching Redis later then changes nothing. The empty value reads as nil.
-local function not_held(latch, ttl, take_back)
-  if take_back == '1' then
-    redis.call('set', latch, '', 'px', ttl)
-  end
-  return nil
-end
 local earlier = redis.call('get', KEYS[3])
 if earlier then
   return tonumber(earlier)

@@ -4,18 +4,10 @@
 -- KEYS[4] the key prefix every owner's timeout keys start with (rwlock_key_prefix),
 -- KEYS[5] unlock latch for this request.
 -- ARGV[1] message (0), ARGV[2] owner field, ARGV[3] publish command (or commands joined by '+': PUBLISH+SPUBLISH), ARGV[4] latch TTL ms,
--- ARGV[5] 1 for a take-back (see not_held).
+-- ARGV[5] 1 for a take-back (not_held, release_head.lua).
 -- nil: not a holder (when the lock is gone altogether, waiters are told anyway, as Redisson
 -- does). 0: still held (by this owner or others). 1: released, waiters told.
 -- WRONGTYPE error: not a read-write lock, nothing changed.
--- A take-back (ARGV[5] = 1) leaves its latch even when it finds no hold: a copy of it, or the
--- try it undoes, reaching Redis later then changes nothing. The empty value reads as nil.
-local function not_held(latch, ttl, take_back)
-  if take_back == '1' then
-    redis.call('set', latch, '', 'px', ttl)
-  end
-  return nil
-end
 local earlier = redis.call('get', KEYS[5])
 if earlier then
   return tonumber(earlier)

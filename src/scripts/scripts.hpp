@@ -9,6 +9,7 @@ namespace relock::scripts {
 extern const std::string_view lock_acquire;
 extern const std::string_view lock_acquire_once;
 extern const std::string_view lock_release;
+extern const std::string_view release_head;  // the head of every lock-family release script
 extern const std::string_view lock_force_release;
 extern const std::string_view lock_renew;
 extern const std::string_view lock_inspect;

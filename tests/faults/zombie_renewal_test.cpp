@@ -47,6 +47,7 @@
 #include <relock/client.hpp>
 
 #include "exec/sha1.hpp"
+#include "objects/lock_kind.hpp"
 #include "scripts/scripts.hpp"
 #include "support/client_settings.hpp"
 #include "support/raw_client.hpp"
@@ -147,7 +148,8 @@ class zombie_detector {
     for (auto source : {s::lock_acquire, s::lock_acquire_once, s::fenced_acquire}) {
       roles_[sha1_hex(source)] = role::acquire;
     }
-    roles_[sha1_hex(s::lock_release)] = role::release;
+    // The release as the library sends it: its source after release_head.lua.
+    roles_[relock::detail::plain_lock::release.sha] = role::release;
     roles_[sha1_hex(s::lock_renew)] = role::renew;
   }
 
@@ -782,7 +784,8 @@ TEST(zombie_renewal, the_detector_sees_a_renewal_sent_after_a_release) {
   auto raw = raw_client::to(server);
   using relock::exec::sha1_hex;
   namespace s = relock::scripts;
-  for (auto source : {s::lock_acquire, s::lock_release, s::lock_renew}) {
+  const std::string_view release_source = relock::detail::plain_lock::release.source;
+  for (auto source : {s::lock_acquire, release_source, s::lock_renew}) {
     ASSERT_EQ(raw.command({"SCRIPT", "LOAD", std::string(source)}).str, sha1_hex(source));
   }
   const std::string acquire = sha1_hex(s::lock_acquire), renew = sha1_hex(s::lock_renew);
@@ -791,7 +794,7 @@ TEST(zombie_renewal, the_detector_sees_a_renewal_sent_after_a_release) {
   };
   const auto release_by_source = [&](const std::string& key, const std::string& field) {
     // EVAL with the source, as the library's fallback after NOSCRIPT sends it.
-    EXPECT_EQ(raw.command({"EVAL", std::string(s::lock_release), "3", key, "ch:" + key,
+    EXPECT_EQ(raw.command({"EVAL", std::string(release_source), "3", key, "ch:" + key,
                            "latch:" + field, "0", "300000", field, "PUBLISH", "1000"})
                   .integer,
               1);
