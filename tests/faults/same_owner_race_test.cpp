@@ -105,6 +105,16 @@ void warm_up(relock::client& client) {
   ASSERT_TRUE(within(taken, 5s).second);
 }
 
+// A server, the fault proxy in front of it, a client through the proxy that has finished
+// starting (warm_up), and a connection straight to the server to look at its data.
+struct proxied {
+  redis_server server;
+  fault_proxy proxy{server.host(), server.port()};
+  raw_client direct = raw_client::to(server);
+  relock::client client{through(proxy)};
+  proxied() { warm_up(client); }
+};
+
 // A try is granted but its reply is lost; its take-back is held on that connection, which the
 // client then gives up on. The same owner (the calling thread, as std::unique_lock would use)
 // locks again over a new connection: at once (`when` = at_once: before the take-back's resend
@@ -113,47 +123,43 @@ void warm_up(relock::client& client) {
 enum class lock_again_when { at_once, after_resend };
 
 void late_take_back(lock_again_when when) {
-  redis_server server;
-  fault_proxy proxy(server.host(), server.port());
-  raw_client direct = raw_client::to(server);
-  relock::client client(through(proxy));
-  auto lock = client.lock("same-owner-take-back");
+  proxied p;
+  auto lock = p.client.lock("same-owner-take-back");
   const auto me = relock::owner::current_thread();
-  warm_up(client);
 
   // The try runs and grants, but the client never hears.
-  proxy.hold_replies();
+  p.proxy.hold_replies();
   auto first = try_lock(lock, me);
   ASSERT_TRUE(wait_until(
       [&] {
-        return holds_of(direct, "same-owner-take-back") != "" && proxy.held_reply_bytes() > 0;
+        return holds_of(p.direct, "same-owner-take-back") != "" && p.proxy.held_reply_bytes() > 0;
       },
       5s))
       << "the try never ran, or its reply was not held";
   // Its take-back is held as well: a partition of that one connection.
-  proxy.hold_requests();
+  p.proxy.hold_requests();
   auto [first_error, first_acquired] = within(first, 5s);
   EXPECT_TRUE(first_error) << "the first try should have ended without an answer";
   EXPECT_FALSE(first_acquired);
-  ASSERT_TRUE(wait_until([&] { return proxy.held_request_bytes() > 0; }, 5s))
+  ASSERT_TRUE(wait_until([&] { return p.proxy.held_request_bytes() > 0; }, 5s))
       << "the take-back never went out";
 
   // The client gives the connection up: the take-back goes again over a new one.
-  proxy.cut_held();
+  p.proxy.cut_held();
   if (when == lock_again_when::after_resend) {
-    ASSERT_TRUE(wait_until([&] { return holds_of(direct, "same-owner-take-back") == ""; }, 5s))
+    ASSERT_TRUE(wait_until([&] { return holds_of(p.direct, "same-owner-take-back") == ""; }, 5s))
         << "the resent take-back never released the lost grant";
   }
   ASSERT_TRUE(lock_again(lock, me));
-  const std::string held = holds_of(direct, "same-owner-take-back");
+  const std::string held = holds_of(p.direct, "same-owner-take-back");
   EXPECT_NE(held, "");
 
   // The partition heals: the held take-back runs now, and changes nothing.
-  land_held_copies(proxy);
-  EXPECT_EQ(holds_of(direct, "same-owner-take-back"), held);
+  land_held_copies(p.proxy);
+  EXPECT_EQ(holds_of(p.direct, "same-owner-take-back"), held);
   auto released = unlock(lock, me);
   EXPECT_FALSE(within(released, 5s));
-  EXPECT_EQ(holds_of(direct, "same-owner-take-back"), "");
+  EXPECT_EQ(holds_of(p.direct, "same-owner-take-back"), "");
 }
 
 }  // namespace
@@ -170,29 +176,24 @@ TEST(same_owner_race, a_late_take_back_leaves_a_hold_taken_after_its_resend_alon
 // through a copy sent again on a new connection. The owner locks again; then the first copy
 // reaches Redis. It must not release the new hold.
 TEST(same_owner_race, a_late_copy_of_an_unlock_leaves_the_owners_next_hold_alone) {
-  redis_server server;
-  fault_proxy proxy(server.host(), server.port());
-  raw_client direct = raw_client::to(server);
-  relock::client client(through(proxy));
-  auto lock = client.lock("same-owner-unlock");
+  proxied p;
+  auto lock = p.client.lock("same-owner-unlock");
   const auto me = relock::owner::current_thread();
-
-  warm_up(client);
   auto taken = try_lock(lock, me);
   ASSERT_TRUE(within(taken, 5s).second);
-  proxy.hold_requests();
+  p.proxy.hold_requests();
   auto released = unlock(lock, me);
-  ASSERT_TRUE(wait_until([&] { return proxy.held_request_bytes() > 0; }, 5s));
-  proxy.cut_held();
+  ASSERT_TRUE(wait_until([&] { return p.proxy.held_request_bytes() > 0; }, 5s));
+  p.proxy.cut_held();
   EXPECT_FALSE(within(released, 10s)) << "the unlock should complete through its second copy";
-  EXPECT_EQ(holds_of(direct, "same-owner-unlock"), "");
+  EXPECT_EQ(holds_of(p.direct, "same-owner-unlock"), "");
 
   ASSERT_TRUE(lock_again(lock, me));
-  const std::string held = holds_of(direct, "same-owner-unlock");
+  const std::string held = holds_of(p.direct, "same-owner-unlock");
   EXPECT_NE(held, "");
 
-  land_held_copies(proxy);
-  EXPECT_EQ(holds_of(direct, "same-owner-unlock"), held);
+  land_held_copies(p.proxy);
+  EXPECT_EQ(holds_of(p.direct, "same-owner-unlock"), held);
   auto last = unlock(lock, me);
   EXPECT_FALSE(within(last, 5s));
 }
@@ -202,33 +203,31 @@ TEST(same_owner_race, a_late_copy_of_an_unlock_leaves_the_owners_next_hold_alone
 // nothing: nobody would know of that hold, and it would keep the lock from everyone for its
 // whole lease.
 TEST(same_owner_race, a_try_landing_after_its_take_back_grants_nothing) {
-  redis_server server;
-  fault_proxy proxy(server.host(), server.port());
-  raw_client direct = raw_client::to(server);
-  relock::client client(through(proxy));
-  auto lock = client.lock("late-try");
+  proxied p;
+  auto lock = p.client.lock("late-try");
   const auto me = relock::owner::current_thread();
-  warm_up(client);
 
-  proxy.hold_requests();
+  p.proxy.hold_requests();
   auto first = try_lock(lock, me);
   EXPECT_TRUE(within(first, 5s).first) << "the try should have ended without an answer";
-  ASSERT_TRUE(wait_until([&] { return proxy.held_request_bytes() > 0; }, 5s));
-  proxy.cut_held();
+  ASSERT_TRUE(wait_until([&] { return p.proxy.held_request_bytes() > 0; }, 5s));
+  p.proxy.cut_held();
   // The resent take-back has run once the try's latch exists.
   ASSERT_TRUE(wait_until(
       [&] {
-        return direct.command({"KEYS", "redisson_unlock_latch:{late-try}:*"}).elements.size() == 1;
+        return p.direct.command({"KEYS", "redisson_unlock_latch:{late-try}:*"}).elements.size() ==
+               1;
       },
       5s))
       << "the take-back never ran";
 
-  land_held_copies(proxy);
-  EXPECT_EQ(holds_of(direct, "late-try"), "");
+  land_held_copies(p.proxy);
+  EXPECT_EQ(holds_of(p.direct, "late-try"), "");
   // And the owner can lock and unlock it as if nothing had happened.
   ASSERT_TRUE(lock_again(lock, me));
-  EXPECT_EQ(holds_of(direct, "late-try").substr(holds_of(direct, "late-try").size() - 3), "=1;");
+  EXPECT_EQ(holds_of(p.direct, "late-try").substr(holds_of(p.direct, "late-try").size() - 3),
+            "=1;");
   auto released = unlock(lock, me);
   EXPECT_FALSE(within(released, 5s));
-  EXPECT_EQ(holds_of(direct, "late-try"), "");
+  EXPECT_EQ(holds_of(p.direct, "late-try"), "");
 }

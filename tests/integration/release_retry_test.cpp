@@ -28,19 +28,30 @@ std::error_code unlock(relock::Lock& lock, relock::owner who) {
   return done.get_future().get();
 }
 
+// One try, as the given owner: whether it was granted (an error counts as not).
+bool try_lock(relock::Lock& lock, relock::owner who) {
+  std::promise<bool> done;
+  lock.async_try_lock(who, {},
+                      [&](std::error_code ec, bool acquired) { done.set_value(!ec && acquired); });
+  return done.get_future().get();
+}
+
+// A client of `server` whose commands give up after 500 ms: a stopped server fails them fast.
+relock::config impatient(const redis_server& server) {
+  relock::config settings = settings_for(server);
+  settings.command_timeout = 500ms;
+  return settings;
+}
+
 }  // namespace
 
 TEST(release_retry, an_unanswered_unlock_is_finished_when_the_server_answers_again) {
   redis_server server;
   raw_client direct = raw_client::to(server);
-  relock::config settings = settings_for(server);
-  settings.command_timeout = 500ms;
-  relock::client client(settings);
+  relock::client client(impatient(server));
   auto lock = client.lock("retried");
   const auto me = relock::owner::unique();
-  std::promise<std::error_code> taken;
-  lock.async_try_lock(me, {}, [&](std::error_code ec, bool) { taken.set_value(ec); });
-  ASSERT_FALSE(taken.get_future().get());
+  ASSERT_TRUE(try_lock(lock, me));
 
   server.pause();
   const auto ec = unlock(lock, me);
@@ -56,9 +67,7 @@ TEST(release_retry, an_unanswered_unlock_is_finished_when_the_server_answers_aga
       << "the lock is still held after the server came back";
   EXPECT_LT(steady::now() - resumed, 3s);
   // And the same owner can take it again at once: its next try found nothing left to settle.
-  std::promise<bool> again;
-  lock.async_try_lock(me, {}, [&](std::error_code, bool acquired) { again.set_value(acquired); });
-  EXPECT_TRUE(again.get_future().get());
+  EXPECT_TRUE(try_lock(lock, me));
   EXPECT_FALSE(unlock(lock, me));
 }
 
@@ -66,14 +75,10 @@ TEST(release_retry, a_client_destroyed_right_after_a_failed_unlock_still_finishe
   redis_server server;
   raw_client direct = raw_client::to(server);
   {
-    relock::config settings = settings_for(server);
-    settings.command_timeout = 500ms;
-    relock::client client(settings);
+    relock::client client(impatient(server));
     auto lock = client.lock("retried-at-exit");
     const auto me = relock::owner::unique();
-    std::promise<std::error_code> taken;
-    lock.async_try_lock(me, {}, [&](std::error_code ec, bool) { taken.set_value(ec); });
-    ASSERT_FALSE(taken.get_future().get());
+    ASSERT_TRUE(try_lock(lock, me));
     server.pause();
     EXPECT_EQ(unlock(lock, me), relock::errc::timeout);
     server.resume();
@@ -93,9 +98,7 @@ TEST(release_retry, an_unlock_refused_while_a_script_runs_is_finished_after_it) 
   relock::client client(settings_for(server));
   auto lock = client.lock("busy-release");
   const auto me = relock::owner::unique();
-  std::promise<std::error_code> taken;
-  lock.async_try_lock(me, {}, [&](std::error_code ec, bool) { taken.set_value(ec); });
-  ASSERT_FALSE(taken.get_future().get());
+  ASSERT_TRUE(try_lock(lock, me));
   {
     relock::test::busy_script busy(server);
     ASSERT_TRUE(busy.wait_until_busy());
