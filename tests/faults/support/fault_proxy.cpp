@@ -233,6 +233,21 @@ fault_proxy::~fault_proxy() {
 
 namespace {
 
+// Runs `f` on the proxy's thread and waits for it.
+template <class F>
+auto on_proxy(const std::shared_ptr<fault_proxy::state>& s, F f) {
+  std::promise<decltype(f())> done;
+  asio::post(s->io, [&] {
+    if constexpr (std::is_void_v<decltype(f())>) {
+      f();
+      done.set_value();
+    } else {
+      done.set_value(f());
+    }
+  });
+  return done.get_future().get();
+}
+
 // Connections that lost a reply end with a reset as soon as the drop is over, even if nothing
 // more is sent on them.
 void reset_broken(const std::shared_ptr<fault_proxy::state>& s) {
@@ -265,33 +280,11 @@ void fault_proxy::blackhole() {
 }
 
 void fault_proxy::reset_all() {
-  std::promise<void> done;
-  asio::post(state_->io, [s = state_, &done] {
-    auto sessions = s->sessions;
+  on_proxy(state_, [s = state_] {
+    auto sessions = s->sessions;  // close() erases from the set
     for (const auto& x : sessions) x->close(true);
-    done.set_value();
   });
-  done.get_future().wait();
 }
-
-namespace {
-
-// Runs `f` on the proxy's thread and waits for it.
-template <class F>
-auto on_proxy(const std::shared_ptr<fault_proxy::state>& s, F f) {
-  std::promise<decltype(f())> done;
-  asio::post(s->io, [&] {
-    if constexpr (std::is_void_v<decltype(f())>) {
-      f();
-      done.set_value();
-    } else {
-      done.set_value(f());
-    }
-  });
-  return done.get_future().get();
-}
-
-}  // namespace
 
 void fault_proxy::hold_replies() {
   on_proxy(state_, [s = state_] {
