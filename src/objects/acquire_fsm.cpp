@@ -15,11 +15,18 @@ acquire_fsm::action acquire_fsm::start() {
 acquire_fsm::action acquire_fsm::try_now() {
   phase_ = phase::trying;
   tried_ = true;
+  ++timer_;  // a timer asked for before this try no longer counts
   return {.what = step::send_try};
+}
+
+acquire_fsm::action acquire_fsm::with_timer(action a) {
+  a.timer = ++timer_;
+  return a;
 }
 
 acquire_fsm::action acquire_fsm::finish(ending why, std::error_code ec) {
   phase_ = phase::done;
+  ++timer_;
   return {.what = step::finish,
           .why = why,
           .ec = ec,
@@ -30,7 +37,7 @@ acquire_fsm::action acquire_fsm::sleep_for(duration d, time_point now) {
   phase_ = phase::sleeping;
   time_point until = now + d;
   if (deadline_) until = std::min(until, *deadline_);
-  return {.what = step::sleep, .until = until};
+  return with_timer({.what = step::sleep, .until = until});
 }
 
 // Up to half of `d`, from a splitmix64 sequence.
@@ -73,14 +80,14 @@ acquire_fsm::action acquire_fsm::refused(duration holder_ttl, time_point now) {
     if (holder_ttl.count() > 0) until = std::min(until, now + holder_ttl);
     phase_ = phase::sleeping;
     if (deadline_) until = std::min(until, *deadline_);
-    return {.what = step::sleep, .until = until};
+    return with_timer({.what = step::sleep, .until = until});
   }
   if (!queued_) {
     // Subscribe, wait for the confirmation, then try again: a release between the first try and
     // the subscription would otherwise go unheard.
     queued_ = true;
     phase_ = phase::subscribing;
-    return {.what = step::subscribe, .until = deadline_};
+    return with_timer({.what = step::subscribe, .until = deadline_});
   }
   duration d = holder_ttl.count() > 0 ? holder_ttl : no_ttl_recheck;
   // Without messages a wait looks again every no_ttl_recheck: nothing would tell it otherwise.
@@ -96,46 +103,79 @@ acquire_fsm::action acquire_fsm::outage_seen(time_point now) {
   return sleep_for(retry_after_outage, now);
 }
 
-acquire_fsm::action acquire_fsm::failed(std::error_code ec, bool outage, time_point now) {
+// A try whose reply never came may still have run: what it may have taken goes back, unless its
+// kind's tries change nothing or the owner held the key before (the take-back would undo that
+// older hold; the try could only have counted it up).
+acquire_fsm::action acquire_fsm::failed(std::error_code ec, bool outage, time_point now,
+                                        bool owner_holds) {
   if (phase_ != phase::trying) return {};
+  // A connection closed under the try at shutdown leaves it unknown too.
+  const bool unknown = outage || (shutting_down_ && ec == errc::cancelled);
+  action a;
   if (shutting_down_) {
-    action a = finish(ending::shutdown, errc::cancelled);
-    a.take_back = outage || ec == errc::cancelled;
-    return a;
+    a = finish(ending::shutdown, errc::cancelled);
+  } else if (outage && wait_ && !cancel_requested_) {
+    a = outage_seen(now);
+  } else {
+    a = finish(outage ? ending::outage : ending::failed, ec);
   }
-  if (outage && wait_ && !cancel_requested_) {
-    action a = outage_seen(now);
-    a.take_back = true;
-    return a;
-  }
-  action a = finish(outage ? ending::outage : ending::failed, ec);
-  a.take_back = outage;
+  a.take_back = unknown && tries_take_ && !owner_holds;
   return a;
 }
 
-acquire_fsm::action acquire_fsm::unsynced(unsigned attempts, time_point now) {
+acquire_fsm::action acquire_fsm::unsynced(unsigned attempts, time_point now, bool granted) {
   if (phase_ != phase::trying) return {};
   outage_ = false;
+  unsynced_attempts_ = attempts;
+  // The grant goes back before anything else happens: before a caller that hears
+  // no_synced_replicas looks, and before the next try.
+  if (granted) {
+    phase_ = phase::rolling_back;
+    return {.what = step::roll_back};
+  }
+  return after_unsynced(now);
+}
+
+acquire_fsm::action acquire_fsm::rolled_back(time_point now) {
+  if (phase_ != phase::rolling_back) return {};
+  return after_unsynced(now);
+}
+
+acquire_fsm::action acquire_fsm::after_unsynced(time_point now) {
   if (shutting_down_) return finish(ending::shutdown, errc::cancelled);
   if (cancel_requested_) return finish(ending::cancelled, errc::cancelled);
   // A wait with a deadline rides through, as through an outage: during a failover the old
   // master grants what no replica acknowledges until the client has moved. A single try, or a
   // wait for ever, stops after `attempts`.
   ++unsynced_tries_;
-  const bool over = wait_ && deadline_ ? deadline_passed(now) : unsynced_tries_ >= attempts;
+  const bool over =
+      wait_ && deadline_ ? deadline_passed(now) : unsynced_tries_ >= unsynced_attempts_;
   if (over) return finish(ending::failed, errc::no_synced_replicas);
   unsynced_ = true;
   return sleep_for(retry_after_outage, now);
 }
 
-acquire_fsm::action acquire_fsm::take_backs_booked() {
-  if (phase_ != phase::trying) return {};
+acquire_fsm::action acquire_fsm::take_backs_booked(std::size_t copies) {
+  if (phase_ != phase::trying || copies == 0) return {};
   phase_ = phase::settling;
-  return {.what = step::settle, .until = deadline_};
+  copies_out_ = copies;
+  copy_failure_ = {};
+  return with_timer({.what = step::settle, .until = deadline_});
+}
+
+acquire_fsm::action acquire_fsm::take_back_answered(std::error_code ec, bool ran, time_point now) {
+  if (phase_ != phase::settling) return {};
+  // A copy that did not run (no answer, or refused for now) holds the try back, as an outage
+  // does, and the take-back goes again before the next one. Only a copy cut short by the
+  // client's own shutdown says nothing of Redis.
+  if (!ran && ec != errc::cancelled && !copy_failure_) {
+    copy_failure_ = ec == errc::connection ? ec : make_error_code(errc::timeout);
+  }
+  if (--copies_out_ > 0) return {};
+  return settled(copy_failure_, now);
 }
 
 acquire_fsm::action acquire_fsm::settled(std::error_code ec, time_point now) {
-  if (phase_ != phase::settling) return {};
   // No try went out: nothing to take back, nothing of this wait's to give up beyond what the
   // tries before left.
   if (shutting_down_) return finish(ending::shutdown, errc::cancelled);
@@ -154,6 +194,11 @@ acquire_fsm::action acquire_fsm::subscribed(bool listening) {
 acquire_fsm::action acquire_fsm::woken() {
   if (phase_ != phase::sleeping) return {};
   return try_now();
+}
+
+acquire_fsm::action acquire_fsm::timer_fired(unsigned id, time_point now) {
+  if (id != timer_) return {};
+  return timer(now);
 }
 
 acquire_fsm::action acquire_fsm::timer(time_point now) {
@@ -185,15 +230,17 @@ acquire_fsm::action acquire_fsm::timer(time_point now) {
 acquire_fsm::action acquire_fsm::cancel() {
   if (phase_ == phase::done) return {};
   cancel_requested_ = true;
-  // While a try is under way its reply decides. Take-backs being sent again are no try.
-  if (phase_ == phase::trying) return {};
+  // While a try is under way its reply decides, and a rollback must be answered first (the
+  // caller hears of no hold that may still be on the server). Take-backs being sent again are
+  // no try.
+  if (phase_ == phase::trying || phase_ == phase::rolling_back) return {};
   return finish(ending::cancelled, errc::cancelled);
 }
 
 acquire_fsm::action acquire_fsm::shutdown() {
   if (phase_ == phase::done) return {};
   shutting_down_ = cancel_requested_ = true;
-  if (phase_ == phase::trying) return {};
+  if (phase_ == phase::trying || phase_ == phase::rolling_back) return {};
   return finish(ending::shutdown, errc::cancelled);
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The waiting loop shared by every lock kind (data-layout §8): try; if refused, join the channel's
 // waiter queue and wait for the subscription's confirmation; try again; then sleep until a
-// message, the holder's TTL or the caller's deadline, whichever comes first; loop.
+// message, the holder's TTL or the caller's deadline, whichever comes first; loop. acquire_fsm
+// decides each step; the operation here only performs them, against an acquire_env.
 #pragma once
 
 #include <chrono>
@@ -19,6 +20,7 @@
 
 namespace relock::detail {
 
+class acquire_env;
 class client_core;
 
 struct acquire_request {
@@ -44,5 +46,8 @@ using acquire_callback = completion<void(std::error_code, acquire_result)>;
 // Any thread; the work and the callback happen on the I/O thread.
 void start_acquire(std::shared_ptr<client_core> core, acquire_request request,
                    acquire_callback done);
+
+// The same against `env`, from its I/O thread (tests drive it with a fake one).
+void run_acquire(std::shared_ptr<acquire_env> env, acquire_request request, acquire_callback done);
 
 }  // namespace relock::detail

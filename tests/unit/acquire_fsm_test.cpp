@@ -312,8 +312,9 @@ TEST(acquire_fsm, a_try_waits_for_booked_take_backs_then_goes) {
   EXPECT_FALSE(a.take_back) << "no try went out";
   EXPECT_EQ(fsm.woken().what, step::none) << "a wake is no answer";
   EXPECT_EQ(fsm.timer(t0 + 1s).what, step::none) << "before the deadline the timer is stale";
-  EXPECT_EQ(fsm.settled({}, t0 + 1s).what, step::send_try);
-  EXPECT_EQ(fsm.settled({}, t0 + 1s).what, step::none) << "a second report is stale";
+  EXPECT_EQ(fsm.take_back_answered({}, true, t0 + 1s).what, step::send_try);
+  EXPECT_EQ(fsm.take_back_answered({}, true, t0 + 1s).what, step::none)
+      << "a second report is stale";
   EXPECT_EQ(fsm.acquired().why, ending::acquired);
 }
 
@@ -321,7 +322,7 @@ TEST(acquire_fsm, take_backs_unanswered_for_want_of_redis_ride_through_or_end_th
   acquire_fsm wait(true, t0 + 5s);
   wait.start();
   wait.take_backs_booked();
-  auto a = wait.settled(errc::timeout, t0 + 1s);
+  auto a = wait.take_back_answered(errc::timeout, false, t0 + 1s);
   EXPECT_EQ(a.what, step::sleep);
   EXPECT_EQ(a.until, t0 + 1s + acquire_fsm::retry_after_outage);
   EXPECT_FALSE(a.take_back);
@@ -336,7 +337,7 @@ TEST(acquire_fsm, take_backs_unanswered_for_want_of_redis_ride_through_or_end_th
   acquire_fsm once(false, std::nullopt);
   once.start();
   once.take_backs_booked();
-  a = once.settled(errc::connection, t0);
+  a = once.take_back_answered(errc::connection, false, t0);
   EXPECT_EQ(a.what, step::finish);
   EXPECT_EQ(a.ec, errc::connection) << "a single try reports the outage as it is";
 }
@@ -349,7 +350,7 @@ TEST(acquire_fsm, a_cancel_or_shutdown_while_take_backs_are_out_ends_at_once) {
   EXPECT_EQ(a.what, step::finish);
   EXPECT_EQ(a.ec, errc::cancelled);
   EXPECT_FALSE(a.take_back) << "no try is out";
-  EXPECT_EQ(cancelled.settled({}, t0).what, step::none);
+  EXPECT_EQ(cancelled.take_back_answered({}, true, t0).what, step::none);
 
   acquire_fsm stopping(true, std::nullopt);
   stopping.start();
@@ -358,4 +359,85 @@ TEST(acquire_fsm, a_cancel_or_shutdown_while_take_backs_are_out_ends_at_once) {
   EXPECT_EQ(a.what, step::finish);
   EXPECT_EQ(a.why, ending::shutdown);
   EXPECT_FALSE(a.give_back);
+}
+
+TEST(acquire_fsm, a_try_waits_for_every_copy_and_one_unanswered_copy_holds_it_back) {
+  acquire_fsm fsm(true, t0 + 5s);
+  fsm.start();
+  EXPECT_EQ(fsm.take_backs_booked(3).what, step::settle);
+  EXPECT_EQ(fsm.take_back_answered({}, true, t0).what, step::none);
+  // A refusal for now (BUSY) is no run: the try waits as after an outage.
+  EXPECT_EQ(fsm.take_back_answered(errc::server_error, false, t0).what, step::none);
+  auto a = fsm.take_back_answered({}, true, t0 + 10ms);
+  EXPECT_EQ(a.what, step::sleep);
+  EXPECT_EQ(a.until, t0 + 10ms + acquire_fsm::retry_after_outage);
+  EXPECT_EQ(fsm.timer(*a.until).what, step::send_try);
+
+  // A copy cut short by the client's own shutdown says nothing of Redis.
+  acquire_fsm cut(true, t0 + 5s);
+  cut.start();
+  cut.take_backs_booked(1);
+  EXPECT_EQ(cut.take_back_answered(errc::cancelled, false, t0).what, step::send_try);
+}
+
+TEST(acquire_fsm, a_grant_no_replica_acknowledged_goes_back_before_anything_else) {
+  auto fsm = queued_waiter(t0 + 5s);
+  auto a = fsm.unsynced(3, t0, /*granted=*/true);
+  EXPECT_EQ(a.what, step::roll_back);
+  EXPECT_EQ(fsm.woken().what, step::none) << "no try while the grant may still be there";
+  EXPECT_EQ(fsm.cancel().what, step::none) << "the caller hears once the grant is gone";
+  EXPECT_EQ(fsm.timer(t0 + 10s).what, step::none);
+  a = fsm.rolled_back(t0 + 10ms);
+  EXPECT_EQ(a.what, step::finish);
+  EXPECT_EQ(a.ec, errc::cancelled);
+  EXPECT_FALSE(a.give_back) << "given back already";
+
+  acquire_fsm again(false, std::nullopt);
+  again.start();
+  EXPECT_EQ(again.unsynced(2, t0, true).what, step::roll_back);
+  a = again.rolled_back(t0 + 5ms);
+  EXPECT_EQ(a.what, step::sleep);
+  EXPECT_EQ(a.until, t0 + 5ms + acquire_fsm::retry_after_outage);
+  EXPECT_EQ(again.timer(*a.until).what, step::send_try);
+  EXPECT_EQ(again.unsynced(2, t0, true).what, step::roll_back);
+  a = again.rolled_back(t0 + 200ms);
+  EXPECT_EQ(a.ec, errc::no_synced_replicas) << "two tries in all";
+  EXPECT_EQ(again.rolled_back(t0 + 300ms).what, step::none);
+
+  acquire_fsm stopping(true, std::nullopt);
+  stopping.start();
+  stopping.unsynced(3, t0, true);
+  EXPECT_EQ(stopping.shutdown().what, step::none) << "the rollback is answered first";
+  EXPECT_EQ(stopping.rolled_back(t0).why, ending::shutdown);
+}
+
+TEST(acquire_fsm, a_timer_that_fires_after_the_machine_moved_on_does_nothing) {
+  auto fsm = queued_waiter(std::nullopt);
+  const auto first = fsm.refused(5s, t0);
+  ASSERT_EQ(first.what, step::sleep);
+  ASSERT_NE(first.timer, 0u);
+  EXPECT_EQ(fsm.woken().what, step::send_try);
+  const auto second = fsm.refused(5s, t0 + 1s);
+  EXPECT_NE(second.timer, first.timer);
+  EXPECT_EQ(fsm.timer_fired(first.timer, t0 + 5s).what, step::none)
+      << "the first sleep's timer, already replaced";
+  EXPECT_EQ(fsm.timer_fired(second.timer, t0 + 6s).what, step::send_try);
+  EXPECT_EQ(fsm.timer_fired(second.timer, t0 + 6s).what, step::none) << "fired once";
+}
+
+TEST(acquire_fsm, a_lost_try_is_taken_back_only_when_it_may_have_taken_something) {
+  auto fsm = queued_waiter(t0 + 5s);
+  EXPECT_TRUE(fsm.failed(errc::timeout, true, t0).take_back);
+
+  auto reentry = queued_waiter(t0 + 5s);
+  EXPECT_FALSE(reentry.failed(errc::timeout, true, t0, /*owner_holds=*/true).take_back)
+      << "the take-back would undo the owner's older hold";
+
+  acquire_fsm changes_nothing(true, t0 + 5s, std::nullopt, /*tries_take=*/false);
+  changes_nothing.start();
+  EXPECT_FALSE(changes_nothing.failed(errc::timeout, true, t0).take_back);
+
+  auto answered = queued_waiter(t0 + 5s);
+  EXPECT_FALSE(answered.failed(errc::server_error, false, t0).take_back)
+      << "the server said the try did not run";
 }
