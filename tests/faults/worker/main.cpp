@@ -4,7 +4,9 @@
 // own, or with reuse_owners=1 the thread's own owner for every hold, as applications that lock
 // from a thread without naming an owner do), write the register while they believe they hold
 // them, and release; every step goes to the process's history file (HISTORY.md). Runs until its
-// end time, then exits 0; the harness may kill, stop or starve it at any moment.
+// end time, then exits 0; the harness may kill, stop or starve it at any moment. With
+// redlock=URL,URL every hold is a RedLock over `url` and those servers instead, with a fixed
+// lease, believed held for the validity its acquire returned.
 //
 //   relock_fault_worker url=redis://... register=127.0.0.1:PORT names=a,b,c process=w1
 //                       out=DIR/w1.jsonl until_ns=T [threads=4] [fenced_percent=80] ...
@@ -52,10 +54,11 @@ struct options {
   int command_timeout_ms = 500;
   int write_margin_ms = 30;  // a write needs this much validity left
   std::uint64_t seed = 1;
-  std::int64_t stop_at_token = 0;  // stop once a fenced acquire hands out this token (0: never)
-  int writes_max = 2;              // writes per hold: 1 to this
-  std::string stop_file;           // stop once this file exists
-  bool reuse_owners = false;       // every hold of a thread has the thread's owner
+  std::int64_t stop_at_token = 0;    // stop once a fenced acquire hands out this token (0: never)
+  int writes_max = 2;                // writes per hold: 1 to this
+  std::string stop_file;             // stop once this file exists
+  bool reuse_owners = false;         // every hold of a thread has the thread's owner
+  std::vector<std::string> redlock;  // the other servers of a RedLock (empty: plain locks)
 };
 
 std::vector<std::string> split(const std::string& s, char by) {
@@ -98,6 +101,7 @@ options parse(int argc, char** argv) {
   num("writes_max", o.writes_max);
   if (auto it = kv.find("stop_file"); it != kv.end()) o.stop_file = it->second;
   if (auto it = kv.find("reuse_owners"); it != kv.end()) o.reuse_owners = it->second == "1";
+  if (auto it = kv.find("redlock"); it != kv.end()) o.redlock = split(it->second, ',');
   return o;
 }
 
@@ -143,8 +147,10 @@ std::int64_t ns_of(std::chrono::steady_clock::time_point t) {
 
 class worker {
  public:
-  worker(options o, relock::client& client, relock::test::history& history)
-      : o_(std::move(o)), client_(client), history_(history) {}
+  // `clients`: the lock server's, then each RedLock server's (redlock=).
+  worker(options o, std::vector<std::unique_ptr<relock::client>>& clients,
+         relock::test::history& history)
+      : o_(std::move(o)), clients_(clients), client_(*clients.front()), history_(history) {}
 
   void run(int thread) {
     std::mt19937_64 rng(o_.seed * 1000 + static_cast<std::uint64_t>(thread));
@@ -155,7 +161,11 @@ class worker {
         if (!reg) {
           reg.emplace(relock::test::raw_client(o_.register_host, o_.register_port, {}, {}, 2s));
         }
-        one_hold(thread, rng, *reg, seq);
+        if (o_.redlock.empty()) {
+          one_hold(thread, rng, *reg, seq);
+        } else {
+          one_redlock_hold(thread, rng, *reg, seq);
+        }
       } catch (const std::exception& e) {
         // The register never fails on purpose; say so and go on with a fresh connection.
         history_.append(thread, event("error", "info").str("what", e.what()));
@@ -263,6 +273,79 @@ class worker {
     history_.append(thread, done);
   }
 
+  // A RedLock hold: plain locks of one name on every server, a fixed lease, no renewal. Its
+  // belief is what an application has: from the moment the acquire's answer arrives, for the
+  // validity it reports (README: "how long the hold is good for, from now").
+  void one_redlock_hold(int thread, std::mt19937_64& rng, relock::test::fenced_register& reg,
+                        std::int64_t& seq) {
+    const std::string name =
+        o_.names[static_cast<std::size_t>(uniform(rng, 0, static_cast<int>(o_.names.size()) - 1))];
+    const relock::owner who =
+        o_.reuse_owners ? relock::owner::current_thread() : relock::owner::unique();
+    std::vector<relock::Lock> members;
+    for (auto& c : clients_) members.push_back(c->lock(name));
+    relock::RedLock red(std::move(members));
+    const std::string owner = red.members().front().owner_field(who) +
+                              (o_.reuse_owners ? "/" + std::to_string(++holds_) : "");
+    const auto left = std::max<std::int64_t>(0, (o_.until_ns - monotonic_ns()) / 1'000'000);
+    const auto wait =
+        std::chrono::milliseconds(std::min<std::int64_t>(uniform(rng, 0, o_.wait_max_ms), left));
+    history_.append(thread, event("acquire", "invoke")
+                                .str("name", name)
+                                .str("kind", "redlock")
+                                .str("owner", owner)
+                                .integer("wait_until", monotonic_ns() + wait / 1ns));
+    relock::lock_options opts;
+    opts.wait = wait;
+    opts.lease = std::chrono::milliseconds(o_.lease_ms > 0 ? o_.lease_ms : 1000);
+    opts.on_lost = [this, thread, name, owner](std::error_code why) {
+      history_.append(
+          thread,
+          event("lost", "info").str("name", name).str("owner", owner).str("err", error_name(why)));
+    };
+    struct outcome {
+      std::error_code ec;
+      relock::redlock_result r;
+      std::int64_t heard_ns;  // when the answer arrived: the validity counts from here
+    };
+    std::promise<outcome> got;
+    red.async_acquire(who, std::move(opts), [&](std::error_code ec, relock::redlock_result r) {
+      got.set_value({ec, r, monotonic_ns()});
+    });
+    const outcome out = got.get_future().get();
+    if (out.ec || !out.r.acquired) {
+      history_.append(thread, event("acquire", "fail")
+                                  .str("name", name)
+                                  .str("owner", owner)
+                                  .str("err", out.ec ? error_name(out.ec) : "timeout"));
+      return;
+    }
+    const std::int64_t valid_ns = out.heard_ns + out.r.validity / 1ns;
+    history_.append(thread, event("acquire", "ok")
+                                .str("name", name)
+                                .str("owner", owner)
+                                .optional_integer("token", std::nullopt)
+                                .integer("valid_until", valid_ns)
+                                .integer("members", static_cast<std::int64_t>(out.r.members_held)));
+    const int writes = uniform(rng, 1, o_.writes_max);
+    for (int i = 0; i < writes; ++i) {
+      std::this_thread::sleep_for(std::chrono::microseconds(uniform(rng, 0, o_.hold_max_ms * 500)));
+      if (valid_ns - monotonic_ns() < o_.write_margin_ms * 1'000'000LL) break;
+      write(thread, reg, name, owner, std::nullopt, ++seq, valid_ns);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(uniform(rng, 0, o_.hold_max_ms * 500)));
+    history_.append(thread, event("release", "invoke").str("name", name).str("owner", owner));
+    std::promise<std::error_code> released;
+    red.async_unlock(who, [&](std::error_code e, std::vector<relock::member_failure>) {
+      released.set_value(e);
+    });
+    const std::error_code rec = released.get_future().get();
+    event done = rec ? event("release", "fail") : event("release", "ok");
+    done.str("name", name).str("owner", owner);
+    if (rec) done.str("err", error_name(rec));
+    history_.append(thread, done);
+  }
+
   void write(int thread, relock::test::fenced_register& reg, const std::string& name,
              const std::string& owner, std::optional<std::int64_t> token, std::int64_t seq,
              std::int64_t valid_ns) {
@@ -301,14 +384,16 @@ class worker {
   options o_;
   std::atomic<bool> stop_{false};
   std::atomic<std::int64_t> holds_{0};  // a reused owner's holds, numbered
+  std::vector<std::unique_ptr<relock::client>>& clients_;
   relock::client& client_;
   relock::test::history& history_;
 };
 
 // The lock server may be down when a replacement worker starts: keep trying until the end.
-std::unique_ptr<relock::client> connect(const options& o, relock::test::history& history) {
+std::unique_ptr<relock::client> connect(const options& o, const std::string& url,
+                                        relock::test::history& history) {
   relock::config c;
-  c.url = o.url;
+  c.url = url;
   c.watchdog_lease = std::chrono::milliseconds(o.watchdog_lease_ms);
   c.command_timeout = std::chrono::milliseconds(o.command_timeout_ms);
   while (monotonic_ns() < o.until_ns) {
@@ -329,9 +414,16 @@ int main(int argc, char** argv) {
     const options o = parse(argc, argv);
     relock::test::history history(o.out, o.process);
     history.append(0, event("start", "info").integer("pid", getpid()));
-    auto client = connect(o, history);
-    if (!client) return 0;
-    worker w(o, *client, history);
+    std::vector<std::unique_ptr<relock::client>> clients;
+    for (const auto& url : [&] {
+           std::vector<std::string> urls{o.url};
+           urls.insert(urls.end(), o.redlock.begin(), o.redlock.end());
+           return urls;
+         }()) {
+      clients.push_back(connect(o, url, history));
+      if (!clients.back()) return 0;
+    }
+    worker w(o, clients, history);
     std::vector<std::thread> threads;
     for (int t = 0; t < o.threads; ++t) threads.emplace_back([&w, t] { w.run(t); });
     for (auto& t : threads) t.join();
