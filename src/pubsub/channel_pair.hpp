@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "pubsub/subscriber.hpp"
@@ -22,6 +23,9 @@ class channel_pair final : public channels {
   // Confirmed once both ways answered; an error only when neither way could confirm.
   listener_ptr add(std::string channel, listener_function on_event,
                    confirm_callback confirmed) override;
+  // The classic way only.
+  listener_ptr add_classic(std::string channel, listener_function on_event,
+                           confirm_callback confirmed) override;
   void remove(const listener_ptr& l) override;
   asio::io_context& io() override { return classic_.io(); }
 
@@ -29,6 +33,7 @@ class channel_pair final : public channels {
   channels& classic_;
   channels& sharded_;
   std::unordered_map<const listener*, std::pair<listener_ptr, listener_ptr>> parts_;
+  std::unordered_set<const listener*> classic_only_;
 };
 
 }  // namespace relock::pubsub

@@ -92,13 +92,20 @@ void subscriber::subscribe(std::string channel, listener_function on_event,
 
 listener_ptr subscriber::add(std::string channel, listener_function on_event,
                              confirm_callback confirmed) {
-  auto l = std::make_shared<listener>(listener{std::move(channel), std::move(on_event)});
+  auto l = std::make_shared<listener>(listener{std::move(channel), std::move(on_event), false});
+  add(l, std::move(confirmed));
+  return l;
+}
+
+listener_ptr subscriber::add_classic(std::string channel, listener_function on_event,
+                                     confirm_callback confirmed) {
+  auto l = std::make_shared<listener>(listener{std::move(channel), std::move(on_event), true});
   add(l, std::move(confirmed));
   return l;
 }
 
 void subscriber::add(listener_ptr l, confirm_callback confirmed) {
-  const std::string& channel = l->channel;
+  const channel_key channel = key_of(*l);
   auto [it, fresh] = channels_.try_emplace(channel);
   channel_state& state = it->second;
   state.listeners.push_back(l);
@@ -122,12 +129,12 @@ void subscriber::add(listener_ptr l, confirm_callback confirmed) {
   });
   state.waiting.push_back(std::move(c));
   // While unsubscribing, the `unsubscribe` confirmation sees listeners and subscribes again.
-  if (fresh && connection_->ready()) send(sharded_ ? "SSUBSCRIBE" : "SUBSCRIBE", {channel});
+  if (fresh && connection_->ready()) send(true, channel.sharded, {channel.name});
 }
 
 void subscriber::remove(const listener_ptr& l) {
   if (!l) return;
-  auto it = channels_.find(l->channel);
+  auto it = channels_.find(key_of(*l));
   if (it == channels_.end()) return;
   channel_state& state = it->second;
   std::erase(state.listeners, l);
@@ -138,19 +145,20 @@ void subscriber::remove(const listener_ptr& l) {
     return;
   }
   state.state = phase::unsubscribing;
-  send(sharded_ ? "SUNSUBSCRIBE" : "UNSUBSCRIBE", {it->first});
+  send(false, it->first.sharded, {it->first.name});
 }
 
-void subscriber::send(std::string_view verb, const std::vector<std::string_view>& channels) {
+void subscriber::send(bool subscribe, bool sharded, const std::vector<std::string_view>& channels) {
   // Not ready: on_ready subscribes what is due, and the server holds nothing to unsubscribe.
   if (!connection_->ready()) return;
-  std::vector<std::string_view> argv{verb};
+  static constexpr std::string_view verbs[2][2] = {{"UNSUBSCRIBE", "SUNSUBSCRIBE"},
+                                                   {"SUBSCRIBE", "SSUBSCRIBE"}};
+  std::vector<std::string_view> argv{verbs[subscribe][sharded]};
   argv.insert(argv.end(), channels.begin(), channels.end());
   resp::request r;
   r.push(std::span<const std::string_view>(argv));
-  const bool subscribe = verb.find("UNSUBSCRIBE") == std::string_view::npos;
   sent_.push_back(
-      sent_command{subscribe, std::vector<std::string>(channels.begin(), channels.end())});
+      sent_command{subscribe, sharded, std::vector<std::string>(channels.begin(), channels.end())});
   // Answers arrive as pushes (on_push); a lost connection shows up as on_down and a resubscribe.
   connection_->send(std::move(r), net::clock::time_point::max(),
                     [](std::error_code, std::vector<resp::reply>) {});
@@ -160,22 +168,25 @@ void subscriber::on_push(resp::reply& push) {
   if (push.is_error()) return refused(push);
   if (!push.is_array() || push.elements.size() < 2) return;
   const std::string& kind = push.elements[0].str;
-  const std::string& channel = push.elements[1].str;
-  if (kind == "message" || kind == "smessage") {
+  // The sharded kinds are the classic ones with an `s` before them.
+  const bool sharded = kind.starts_with('s') && kind != "subscribe";
+  const channel_key channel{push.elements[1].str, sharded};
+  const std::string_view verb = std::string_view(kind).substr(sharded ? 1 : 0);
+  if (verb == "message") {
     if (push.elements.size() >= 3) deliver(channel, push.elements[2].str);
-  } else if (kind == "subscribe" || kind == "ssubscribe") {
+  } else if (verb == "subscribe") {
     answered(true, channel);
     confirmed(channel);
-  } else if (kind == "unsubscribe" || kind == "sunsubscribe") {
+  } else if (verb == "unsubscribe") {
     answered(false, channel);
     unsubscribed(channel);
   }
 }
 
-void subscriber::answered(bool subscribe, const std::string& channel) {
+void subscriber::answered(bool subscribe, const channel_key& channel) {
   for (auto it = sent_.begin(); it != sent_.end(); ++it) {
-    if (it->subscribe != subscribe) continue;
-    auto c = std::find(it->due.begin(), it->due.end(), channel);
+    if (it->subscribe != subscribe || it->sharded != channel.sharded) continue;
+    auto c = std::find(it->due.begin(), it->due.end(), channel.name);
     if (c == it->due.end()) continue;
     it->due.erase(c);
     it->answered_any = true;
@@ -185,7 +196,7 @@ void subscriber::answered(bool subscribe, const std::string& channel) {
   // Not ours: the server ended a sharded subscription by itself (unsubscribed() follows it).
 }
 
-void subscriber::confirmed(const std::string& channel) {
+void subscriber::confirmed(const channel_key& channel) {
   auto it = channels_.find(channel);
   if (it == channels_.end() || it->second.state != phase::subscribing) return;
   channel_state& state = it->second;
@@ -200,17 +211,19 @@ void subscriber::confirmed(const std::string& channel) {
   }
   if (!again) return;
   for (auto& l : listeners) {
-    l->on_event(event{event_kind::resubscribed, channel, {}});
+    l->on_event(event{event_kind::resubscribed, channel.name, {}});
   }
 }
 
-void subscriber::unsubscribed(const std::string& channel) {
+void subscriber::unsubscribed(const channel_key& channel) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
   if (it->second.state != phase::unsubscribing) {
     // Not asked for: the server ended a sharded subscription because the channel's slot moved
     // (or its node stopped serving it). Later messages go to the new owner: follow them there.
-    if (on_moved_ && !it->second.listeners.empty()) hand_over(it, std::nullopt);
+    if (channel.sharded && on_moved_ && !it->second.listeners.empty()) {
+      hand_over(it, std::nullopt);
+    }
     return;
   }
   if (it->second.listeners.empty()) {
@@ -219,14 +232,14 @@ void subscriber::unsubscribed(const std::string& channel) {
   }
   // Someone joined while we were leaving: join again.
   it->second.state = phase::subscribing;
-  send(sharded_ ? "SSUBSCRIBE" : "SUBSCRIBE", {it->first});
+  send(true, channel.sharded, {channel.name});
 }
 
-void subscriber::deliver(const std::string& channel, std::string_view payload) {
+void subscriber::deliver(const channel_key& channel, std::string_view payload) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
   auto listeners = it->second.listeners;
-  for (auto& l : listeners) l->on_event(event{event_kind::message, channel, payload});
+  for (auto& l : listeners) l->on_event(event{event_kind::message, channel.name, payload});
 }
 
 void subscriber::on_down() {
@@ -240,7 +253,7 @@ void subscriber::on_down() {
       it = channels_.erase(it);
     } else {
       it->second.state = phase::subscribing;
-      for (auto& l : it->second.listeners) told.emplace_back(it->first, l);
+      for (auto& l : it->second.listeners) told.emplace_back(it->first.name, l);
       ++it;
     }
   }
@@ -250,17 +263,16 @@ void subscriber::on_down() {
 }
 
 void subscriber::on_ready() {
-  std::vector<std::string_view> channels;
-  for (auto& [name, state] : channels_) {
-    if (state.state == phase::subscribing) channels.push_back(name);
+  std::vector<std::string_view> classic;
+  for (auto& [key, state] : channels_) {
+    if (state.state != phase::subscribing) continue;
+    if (key.sharded) {
+      send(true, true, {key.name});  // SSUBSCRIBE takes channels of one slot only
+    } else {
+      classic.push_back(key.name);
+    }
   }
-  if (channels.empty()) return;
-  if (sharded_) {
-    // SSUBSCRIBE takes channels of one slot only.
-    for (auto c : channels) send("SSUBSCRIBE", {c});
-  } else {
-    send("SUBSCRIBE", channels);
-  }
+  if (!classic.empty()) send(true, false, classic);
 }
 
 // An error answers the oldest (un)subscribe not yet answered at all (sent_).
@@ -279,13 +291,14 @@ void subscriber::refused(const resp::reply& error) {
     // The server kept these subscriptions: a listener that joined meanwhile has its channel now,
     // and one nobody wants any more is left again later.
     for (const auto& name : command->due) {
-      auto it = channels_.find(name);
+      const channel_key key{name, command->sharded};
+      auto it = channels_.find(key);
       if (it == channels_.end() || it->second.state != phase::unsubscribing) continue;
       if (it->second.listeners.empty()) {
         it->second.state = phase::subscribed;  // retry() leaves it
       } else {
         it->second.state = phase::subscribing;
-        confirmed(name);
+        confirmed(key);
       }
     }
   }
@@ -303,7 +316,8 @@ void subscriber::refused_moved(const topology::redirect& r) {
   if (!on_moved_) return;
   for (auto it = channels_.begin(); it != channels_.end();) {
     auto next = std::next(it);
-    if (it->second.state == phase::subscribing && topology::slot_of(it->first) == r.slot) {
+    if (it->first.sharded && it->second.state == phase::subscribing &&
+        topology::slot_of(it->first.name) == r.slot) {
       hand_over(it, r);
     }
     it = next;
@@ -326,34 +340,29 @@ void subscriber::retry_later(std::chrono::milliseconds after) {
 // and channels the server keeps that nobody listens to.
 void subscriber::retry() {
   if (!connection_->ready()) return;  // on_ready will
-  std::vector<std::string_view> subscribe;
-  std::vector<std::string_view> unsubscribe;
-  for (auto& [name, state] : channels_) {
+  // By [subscribe][sharded]: the classic ones go together, the sharded ones one by one
+  // (SSUBSCRIBE and SUNSUBSCRIBE take channels of one slot only).
+  std::vector<std::string_view> due[2][2];
+  for (auto& [key, state] : channels_) {
     if (state.state == phase::subscribing && !state.listeners.empty()) {
       const bool on_its_way = std::any_of(sent_.begin(), sent_.end(), [&](const auto& c) {
-        return c.subscribe && std::find(c.due.begin(), c.due.end(), name) != c.due.end();
+        return c.subscribe && c.sharded == key.sharded &&
+               std::find(c.due.begin(), c.due.end(), key.name) != c.due.end();
       });
-      if (!on_its_way) subscribe.push_back(name);
+      if (!on_its_way) due[1][key.sharded].push_back(key.name);
     } else if (state.state == phase::subscribed && state.listeners.empty()) {
       state.state = phase::unsubscribing;
-      unsubscribe.push_back(name);
+      due[0][key.sharded].push_back(key.name);
     }
   }
-  // SSUBSCRIBE and SUNSUBSCRIBE take channels of one slot only: one command each.
-  for (auto group : {std::pair{&subscribe, sharded_ ? "SSUBSCRIBE" : "SUBSCRIBE"},
-                     std::pair{&unsubscribe, sharded_ ? "SUNSUBSCRIBE" : "UNSUBSCRIBE"}}) {
-    if (group.first->empty()) continue;
-    if (sharded_) {
-      for (auto c : *group.first) send(group.second, {c});
-    } else {
-      send(group.second, *group.first);
-    }
+  for (bool subscribe : {true, false}) {
+    if (!due[subscribe][false].empty()) send(subscribe, false, due[subscribe][false]);
+    for (auto c : due[subscribe][true]) send(subscribe, true, {c});
   }
 }
 
-void subscriber::hand_over(std::unordered_map<std::string, channel_state>::iterator it,
-                           std::optional<topology::redirect> moved_to) {
-  moved_channel moved{it->first, {}, std::move(moved_to)};
+void subscriber::hand_over(channel_map::iterator it, std::optional<topology::redirect> moved_to) {
+  moved_channel moved{it->first.name, {}, std::move(moved_to)};
   for (auto& l : it->second.listeners) {
     confirm_callback due;
     for (auto& c : it->second.waiting) {

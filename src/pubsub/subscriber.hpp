@@ -9,7 +9,9 @@
 // gap, so they re-check. A server that refuses an (un)subscribe (BUSY while a script runs,
 // LOADING after a restart) is asked again shortly: a refused SUBSCRIBE left alone would leave
 // every later waiter on its channel deaf, and a refused UNSUBSCRIBE leaves the channel
-// subscribed on the server, which its next listener can use at once.
+// subscribed on the server, which its next listener can use at once. A sharded subscriber also
+// takes classic listeners (add_classic) on the same connection: Redis lets one connection hold
+// SUBSCRIBE and SSUBSCRIBE channels side by side, and tells their messages apart.
 //
 // State lives on the I/O thread; subscribe() and subscription::reset() may be called from any
 // thread. Listener callbacks run on the I/O thread.
@@ -52,6 +54,7 @@ class subscriber;
 struct listener {
   std::string channel;
   listener_function on_event;
+  bool classic = false;  // SUBSCRIBE whatever the subscriber's own mode (add_classic)
 };
 using listener_ptr = std::shared_ptr<listener>;
 
@@ -84,6 +87,11 @@ class channels {
   // connection error; the listener stays either way until removed.
   virtual listener_ptr add(std::string channel, listener_function on_event,
                            confirm_callback confirmed) = 0;
+  // The same with classic SUBSCRIBE whatever the mode of these channels: for a channel that
+  // every publisher sends with plain PUBLISH, even in a cluster (the delayed queue's,
+  // data-layout §9). A classic message reaches every node of a cluster, so any node will do.
+  virtual listener_ptr add_classic(std::string channel, listener_function on_event,
+                                   confirm_callback confirmed) = 0;
   virtual void remove(const listener_ptr& l) = 0;
   virtual asio::io_context& io() = 0;
 };
@@ -114,6 +122,8 @@ class subscriber : public std::enable_shared_from_this<subscriber>, public chann
   // I/O thread only: the waiting loop's direct interface.
   listener_ptr add(std::string channel, listener_function on_event,
                    confirm_callback confirmed) override;
+  listener_ptr add_classic(std::string channel, listener_function on_event,
+                           confirm_callback confirmed) override;
   // The same for a listener made elsewhere (one moving in from another node).
   void add(listener_ptr l, confirm_callback confirmed);
   void remove(const listener_ptr& l) override;
@@ -136,17 +146,30 @@ class subscriber : public std::enable_shared_from_this<subscriber>, public chann
     confirm_callback callback;
     std::unique_ptr<asio::steady_timer> timer;
   };
+  // A channel as the server holds it: its name and whether it is sharded (SSUBSCRIBE).
+  struct channel_key {
+    std::string name;
+    bool sharded = false;
+    bool operator==(const channel_key&) const = default;
+  };
+  struct channel_key_hash {
+    std::size_t operator()(const channel_key& k) const noexcept {
+      return std::hash<std::string>{}(k.name) ^ static_cast<std::size_t>(k.sharded);
+    }
+  };
   struct channel_state {
     phase state = phase::subscribing;
     bool confirmed_before = false;  // so a confirmation after a reconnect tells listeners
     std::vector<listener_ptr> listeners;
     std::vector<std::shared_ptr<confirmation>> waiting;
   };
+  using channel_map = std::unordered_map<channel_key, channel_state, channel_key_hash>;
   // An (un)subscribe the server has not fully answered: one confirmation per channel, or one
   // error for the whole command. Answers come in order, so an error answers the oldest
   // command that has had no confirmation yet.
   struct sent_command {
     bool subscribe;
+    bool sharded;
     std::vector<std::string> due;
     bool answered_any = false;
   };
@@ -157,14 +180,14 @@ class subscriber : public std::enable_shared_from_this<subscriber>, public chann
   void on_push(resp::reply& push);
   void on_ready();
   void on_down();
-  void send(std::string_view verb, const std::vector<std::string_view>& channels);
-  void confirmed(const std::string& channel);
-  void unsubscribed(const std::string& channel);
-  void deliver(const std::string& channel, std::string_view payload);
-  void hand_over(std::unordered_map<std::string, channel_state>::iterator it,
-                 std::optional<topology::redirect> moved_to);
+  channel_key key_of(const listener& l) const { return {l.channel, sharded_ && !l.classic}; }
+  void send(bool subscribe, bool sharded, const std::vector<std::string_view>& channels);
+  void confirmed(const channel_key& channel);
+  void unsubscribed(const channel_key& channel);
+  void deliver(const channel_key& channel, std::string_view payload);
+  void hand_over(channel_map::iterator it, std::optional<topology::redirect> moved_to);
   void refused(const resp::reply& error);
-  void answered(bool subscribe, const std::string& channel);
+  void answered(bool subscribe, const channel_key& channel);
   void refused_moved(const topology::redirect& r);
   void retry_later(std::chrono::milliseconds after);
   void retry();
@@ -172,8 +195,8 @@ class subscriber : public std::enable_shared_from_this<subscriber>, public chann
   asio::io_context& io_;
   std::shared_ptr<net::connection> connection_;
   std::chrono::milliseconds confirm_timeout_;
-  bool sharded_;
-  std::unordered_map<std::string, channel_state> channels_;
+  bool sharded_;  // the mode of add(); add_classic's listeners are classic either way
+  channel_map channels_;
   std::function<void(moved_channel)> on_moved_;
   std::deque<sent_command> sent_;  // since the connection was last ready, oldest first
   asio::steady_timer retry_timer_;

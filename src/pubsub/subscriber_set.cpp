@@ -29,8 +29,18 @@ subscriber& subscriber_set::home_for(std::string_view channel) {
 
 listener_ptr subscriber_set::add(std::string channel, listener_function on_event,
                                  confirm_callback confirmed) {
-  subscriber& s = home_for(channel);
-  auto l = std::make_shared<listener>(listener{std::move(channel), std::move(on_event)});
+  return join(std::make_shared<listener>(listener{std::move(channel), std::move(on_event), false}),
+              std::move(confirmed));
+}
+
+listener_ptr subscriber_set::add_classic(std::string channel, listener_function on_event,
+                                         confirm_callback confirmed) {
+  return join(std::make_shared<listener>(listener{std::move(channel), std::move(on_event), true}),
+              std::move(confirmed));
+}
+
+listener_ptr subscriber_set::join(listener_ptr l, confirm_callback confirmed) {
+  subscriber& s = home_for(l->channel);
   s.add(l, std::move(confirmed));
   home_[l.get()] = &s;
   return l;

@@ -6,7 +6,9 @@
 // with an unsolicited `sunsubscribe`, and an SSUBSCRIBE sent to the old owner answers MOVED: the
 // channel's listeners move to the new owner, and once it confirms they hear `resubscribed` (the
 // waiters wake once and try again), so no wake-up is lost in between. Several Redis clients
-// shipped bugs here (messages silently stop after a slot migration).
+// shipped bugs here (messages silently stop after a slot migration). A classic listener
+// (add_classic) joins the subscriber of its channel's slot too, with SUBSCRIBE: a classic
+// message reaches every node, so it never has to move.
 //
 // I/O thread only.
 #pragma once
@@ -38,6 +40,8 @@ class subscriber_set final : public channels {
 
   listener_ptr add(std::string channel, listener_function on_event,
                    confirm_callback confirmed) override;
+  listener_ptr add_classic(std::string channel, listener_function on_event,
+                           confirm_callback confirmed) override;
   void remove(const listener_ptr& l) override;
   asio::io_context& io() override { return io_; }
   void close();
@@ -47,6 +51,7 @@ class subscriber_set final : public channels {
  private:
   subscriber& on(const topology::node& n);
   subscriber& home_for(std::string_view channel);
+  listener_ptr join(listener_ptr l, confirm_callback confirmed);
   void moved(moved_channel m, const topology::node& from);
 
   asio::io_context& io_;
