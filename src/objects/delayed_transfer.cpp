@@ -48,20 +48,27 @@ class transfer_task : public std::enable_shared_from_this<transfer_task>, public
   void start() {
     core_->track(*this);
     std::weak_ptr<transfer_task> weak = shared_from_this();
-    listener_ = core_->channels().add(
-        channel_,
-        [weak](const pubsub::event& e) {
-          auto self = weak.lock();
-          if (!self || self->stopped_) return;
-          if (e.kind == pubsub::event_kind::message) {
-            if (auto due = millis_of(e.payload)) {
-              self->act(self->schedule_.announced(*due, wall_clock_ms()));
-            }
-          } else if (e.kind == pubsub::event_kind::resubscribed) {
-            self->act(self->schedule_.resubscribed(wall_clock_ms()));
-          }
-        },
-        [](std::error_code) {});  // unconfirmed: the timer delivers meanwhile
+    auto hear = [weak](const pubsub::event& e) {
+      auto self = weak.lock();
+      if (!self || self->stopped_) return;
+      if (e.kind == pubsub::event_kind::message) {
+        if (auto due = millis_of(e.payload)) {
+          self->act(self->schedule_.announced(*due, wall_clock_ms()));
+        }
+      } else if (e.kind == pubsub::event_kind::resubscribed) {
+        self->act(self->schedule_.resubscribed(wall_clock_ms()));
+      }
+    };
+    auto unconfirmed = [](std::error_code) {};  // the timer delivers meanwhile
+    // The channel is classic by contract: every offer announces with a hard-coded PUBLISH
+    // (Redisson 3.18.1's and 4.7.0's, read from their jars, and delayed_offer.lua), and a
+    // Redisson transfer listens with a classic topic, in a cluster too. So the transfer
+    // listens classically whatever the client's pub/sub mode, as well as the client's own way
+    // when that is sharded only, for a producer that would SPUBLISH.
+    listener_ = core_->channels().add(channel_, hear, unconfirmed);
+    if (core_->publish_command() == "SPUBLISH") {
+      classic_listener_ = core_->channels().add_classic(channel_, hear, unconfirmed);
+    }
     act(schedule_.start(wall_clock_ms()));
   }
 
@@ -72,7 +79,9 @@ class transfer_task : public std::enable_shared_from_this<transfer_task>, public
     core_->untrack(*this);
     timer_.cancel();
     if (listener_) core_->channels().remove(listener_);
+    if (classic_listener_) core_->channels().remove(classic_listener_);
     listener_.reset();
+    classic_listener_.reset();
   }
 
  private:
@@ -122,6 +131,7 @@ class transfer_task : public std::enable_shared_from_this<transfer_task>, public
   asio::steady_timer timer_;
   transfer_schedule schedule_;
   pubsub::listener_ptr listener_;
+  pubsub::listener_ptr classic_listener_;  // when the client's own way is sharded only
   bool stopped_ = false;
   bool reported_ = false;  // a failure was logged; the next success clears it
 };
