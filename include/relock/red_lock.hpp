@@ -13,7 +13,8 @@
 // its index and server (its members share one name).
 //
 // What it does and does not guarantee (see the README, "RedLock"): one server down, stopped or
-// restarted costs one vote, not the lock. But the guarantee rests on timing: a holder that
+// restarted costs one vote, not the lock; so does one that did not answer when its client was
+// to be made (redlock_options::unreached). But the guarantee rests on timing: a holder that
 // pauses (GC, swap, SIGSTOP) past its validity, a server whose clock jumps, or a server that
 // restarts without persistence and forgets a grant can let two holders overlap. A resource
 // that can check a token should be guarded by the fenced lock instead (fenced_lock.hpp).
@@ -21,6 +22,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include <relock/detail/export.hpp>
@@ -32,6 +34,14 @@ namespace relock {
 struct redlock_options {
   // The servers' clocks may run this much faster than ours, as a fraction of the lease.
   double drift_factor = 0.01;
+  // Servers of this RedLock that have no member because their client could not be made (the
+  // server did not answer when it started: a relock::client connects when constructed), each
+  // by a label for messages, such as its URL without the password. Each counts among the n
+  // servers as a vote never granted, as a member whose server is away does: the quorum stays
+  // n/2 + 1 of all of them, and with fewer members than that every acquire fails at once with
+  // errc::connection, naming them. Nothing answered for them, so they cannot be told apart
+  // from the members' servers; make their clients again to give them back their votes.
+  std::vector<std::string> unreached{};
 };
 
 // An acquire's outcome with the validity the algorithm promises.
@@ -49,8 +59,10 @@ class RELOCK_API RedLock : public detail::lock_set {
   // of one server (127.0.0.1:6379 and localhost:6379, or two databases) would be two votes of
   // one server, and the message names both members and the server. All the clients of one
   // Redis Cluster are one server: a name lives on one of its masters whichever seed was given.
+  // The count includes options.unreached; at least one member is needed.
   explicit RedLock(std::vector<Lock> members, redlock_options options = {});
 
+  // n/2 + 1 of the n servers, those never reached (options.unreached) included.
   std::size_t quorum() const { return lock_set::quorum(); }
 
   // Waits options.wait (for ever when empty), with options.lease (the watchdog when empty)

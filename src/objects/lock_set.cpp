@@ -131,10 +131,12 @@ lock_set::lock_set(std::vector<Lock> members, rule how) : members_(std::move(mem
     });
     return;
   }
-  if (members_.size() < 3 || members_.size() % 2 == 0) {
+  // Those never reached count: they are servers of the set, each a vote never granted.
+  const auto voters = members_.size() + rule_.unreached.size();
+  if (voters < 3 || voters % 2 == 0) {
     throw error(errc::invalid_argument,
                 what + ": needs an odd number of members, at least 3, one per server (got " +
-                    std::to_string(members_.size()) + ")");
+                    std::to_string(voters) + ")");
   }
   // One server, one vote: told apart by the server itself, so that 127.0.0.1:P and
   // localhost:P are one server, and a quorum is never two votes of one.
@@ -166,7 +168,9 @@ void lock_set::start_acquire(owner who, lock_options options, bool empty_wait_is
   std::optional<std::chrono::steady_clock::time_point> deadline;
   if (options.wait) deadline = now + *options.wait;
   const bool try_once = !options.wait && !empty_wait_is_forever;
-  options.on_lost = set_loss(std::move(options.on_lost), members_.size() - quorum());
+  // With fewer members than a quorum (servers never reached) nothing is ever held.
+  options.on_lost =
+      set_loss(std::move(options.on_lost), members_.size() - std::min(members_.size(), quorum()));
   if (!rule_.quorum) {
     std::optional<std::chrono::milliseconds> cap;
     if (options.lease) cap = std::max(*options.lease / 2, std::chrono::milliseconds(1));
@@ -177,6 +181,7 @@ void lock_set::start_acquire(owner who, lock_options options, bool empty_wait_is
   }
   quorum_fsm::settings s;
   s.members = members_.size();
+  s.unreached = rule_.unreached;
   s.deadline = deadline;
   s.try_once = try_once;
   s.lease = options.lease.value_or(lock_access::core(members_.front()).settings().watchdog_lease);

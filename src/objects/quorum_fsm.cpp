@@ -9,7 +9,14 @@ namespace relock::detail {
 
 quorum_fsm::quorum_fsm(settings s) : settings_(s), book_(s.members) {}
 
-member_steps quorum_fsm::start(time_point now) { return attempt(now); }
+member_steps quorum_fsm::start(time_point now) {
+  // Those never reached do not come back: no attempt could make a quorum.
+  if (book_.size() < quorum()) {
+    away_details_.assign(book_.size(), {});
+    return give_up_unreachable(settings_.unreached.size());
+  }
+  return attempt(now);
+}
 
 member_steps quorum_fsm::attempt(time_point now) {
   using std::chrono::milliseconds;
@@ -18,7 +25,9 @@ member_steps quorum_fsm::attempt(time_point now) {
   unreachable_ = 0;
   away_ = {};
   away_details_.assign(book_.size(), {});
-  const auto n = static_cast<milliseconds::rep>(std::max<std::size_t>(book_.size(), 1));
+  // Shared by every server, those never reached too: a member's budget is what it would be
+  // had they all answered.
+  const auto n = static_cast<milliseconds::rep>(std::max<std::size_t>(servers(), 1));
   milliseconds budget = settings_.unbounded_budget;
   if (settings_.try_once) {
     budget = milliseconds(1);
@@ -72,18 +81,25 @@ member_steps quorum_fsm::decide(time_point now) {
 // The wait ran out after an attempt without a quorum (or while giving back what it took): too
 // few members answered for a quorum to be possible says why, as an error.
 member_steps quorum_fsm::give_up_after_attempt() {
-  const auto n = book_.size();
-  if (unreachable_ > n - quorum()) {
-    // Every one of them, in member order: a RedLock's members share one name.
-    std::string why;
-    for (const auto& d : away_details_) {
-      if (!d.empty()) why += (why.empty() ? "" : "; ") + d;
-    }
-    return give_up(away_, std::to_string(unreachable_) + " of " + std::to_string(n) +
-                              " members unreachable: " + why);
-  }
-  return give_up({}, std::to_string(held_in_attempt_) + " of " + std::to_string(n) +
+  const auto away = unreachable_ + settings_.unreached.size();
+  if (away > servers() - quorum()) return give_up_unreachable(away);
+  return give_up({}, std::to_string(held_in_attempt_) + " of " + std::to_string(servers()) +
                          " members taken, a quorum is " + std::to_string(quorum()));
+}
+
+// Too few servers reachable for a quorum: an error naming every one that was not, the members
+// in member order, then those never reached (a RedLock's members share one name).
+member_steps quorum_fsm::give_up_unreachable(std::size_t away) {
+  std::string why;
+  for (const auto& d : away_details_) {
+    if (!d.empty()) why += (why.empty() ? "" : "; ") + d;
+  }
+  for (const auto& server : settings_.unreached) {
+    why += (why.empty() ? "" : "; ") + server + ": not reached when the RedLock was made";
+  }
+  return give_up(
+      away_ ? away_ : make_error_code(errc::connection),
+      std::to_string(away) + " of " + std::to_string(servers()) + " members unreachable: " + why);
 }
 
 member_steps quorum_fsm::give_up(std::error_code ec, std::string detail) {

@@ -9,6 +9,9 @@
 // A member that fails for good (wrong type, cancelled...) ends it all with its error; Redis
 // being away (connection, timeout) only costs that member's vote, and when too few members
 // could be reached for a quorum the operation ends with that error instead of "not acquired".
+// A server of the set with no member at all (its client could not be made: `unreached`) is a
+// vote never granted: it counts in n and in the budgets as a member that is away; with fewer
+// members than a quorum, the operation ends at once, asking no one.
 // It never finishes unacquired holding a member: every release it sent is answered first.
 #pragma once
 
@@ -30,6 +33,8 @@ class quorum_fsm {
 
   struct settings {
     std::size_t members = 0;
+    // The set's servers with no member, by a label for messages (their URL): n counts them.
+    std::vector<std::string> unreached{};
     std::optional<time_point> deadline{};  // empty: wait for ever
     bool try_once = false;                 // one attempt, 1 ms per member
     std::chrono::milliseconds lease{0};
@@ -42,7 +47,9 @@ class quorum_fsm {
   member_steps start(time_point now);
   member_steps on(const member_event& e, time_point now);
 
-  std::size_t quorum() const { return book_.size() / 2 + 1; }
+  // Every server of the set: the members and those never reached.
+  std::size_t servers() const { return book_.size() + settings_.unreached.size(); }
+  std::size_t quorum() const { return servers() / 2 + 1; }
   bool finished() const { return book_.finished(); }
 
  private:
@@ -52,6 +59,7 @@ class quorum_fsm {
   member_steps decide(time_point now);
   member_steps give_up(std::error_code ec, std::string detail);
   member_steps give_up_after_attempt();
+  member_steps give_up_unreachable(std::size_t away);
   std::chrono::milliseconds validity(time_point now) const;
 
   settings settings_;

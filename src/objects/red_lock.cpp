@@ -4,8 +4,10 @@
 namespace relock {
 
 RedLock::RedLock(std::vector<Lock> members, redlock_options options)
-    : lock_set(std::move(members),
-               rule{.what = "RedLock", .quorum = true, .drift_factor = options.drift_factor}) {}
+    : lock_set(std::move(members), rule{.what = "RedLock",
+                                        .quorum = true,
+                                        .drift_factor = options.drift_factor,
+                                        .unreached = std::move(options.unreached)}) {}
 
 redlock_result RedLock::acquire(lock_options options) {
   auto r = acquire_blocking(owner::current_thread(), std::move(options), true);

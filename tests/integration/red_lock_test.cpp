@@ -272,3 +272,66 @@ TEST(red_lock, an_acquire_that_fails_names_the_members_that_failed) {
   EXPECT_EQ(what.find("member 1"), std::string::npos) << what;
   EXPECT_EQ(what.find(at(1)), std::string::npos) << what;
 }
+
+// Issue 30: a server that does not answer when its client is to be made costs its vote, as one
+// lost later does. Making the client gives up after its connect timeout; the RedLock of the
+// other two, with that server named as never reached, holds on both within its wait.
+TEST(red_lock, a_server_stopped_before_its_client_is_made_costs_one_vote) {
+  redis_server servers[3];
+  servers[1].pause();
+  auto stopped = settings_for(servers[1]);
+  stopped.connect_timeout = 300ms;
+  auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(error_of([&] { relock::client never(stopped); }), relock::errc::connection);
+  const auto gave_up = std::chrono::steady_clock::now() - started;
+  EXPECT_LT(gave_up, 300ms + 1s) << gave_up / 1ms << " ms";
+
+  relock::client a(settings_for(servers[0]));
+  relock::client c(settings_for(servers[2]));
+  relock::RedLock red({a.lock("r"), c.lock("r")}, {.unreached = {servers[1].url()}});
+  EXPECT_EQ(red.quorum(), 2u);  // of three servers, not of two members
+  started = std::chrono::steady_clock::now();
+  const auto got = red.acquire({.lease = 10s, .wait = 1500ms});
+  const auto elapsed = std::chrono::steady_clock::now() - started;
+  EXPECT_TRUE(got.acquired);
+  EXPECT_EQ(got.members_held, 2u);
+  EXPECT_LT(elapsed, 1500ms) << elapsed / 1ms << " ms";
+  EXPECT_LE(got.validity + elapsed, 10s);
+  for (int i : {0, 2}) EXPECT_EQ(raw_client::to(servers[i]).command({"EXISTS", "r"}).integer, 1);
+  EXPECT_TRUE(red.unlock_members().empty());  // the unreached has no member to release
+  for (int i : {0, 2}) EXPECT_EQ(raw_client::to(servers[i]).command({"EXISTS", "r"}).integer, 0);
+  servers[1].resume();
+  EXPECT_EQ(raw_client::to(servers[1]).command({"EXISTS", "r"}).integer, 0);
+}
+
+// With fewer members than a quorum no attempt could succeed: the acquire fails at once, with
+// the connection error (as when too many members are away), naming the servers never reached.
+TEST(red_lock, too_few_servers_reached_fail_at_once_naming_those_never_reached) {
+  redis_server servers[3];
+  servers[0].pause();
+  servers[2].pause();
+  relock::client b(settings_for(servers[1]));
+  relock::RedLock red({b.lock("r")}, {.unreached = {servers[0].url(), servers[2].url()}});
+  EXPECT_EQ(red.quorum(), 2u);
+  const auto started = std::chrono::steady_clock::now();
+  std::error_code ec;
+  std::string what;
+  try {
+    red.acquire({.lease = 10s, .wait = 3s});
+    ADD_FAILURE() << "acquired with one server of three";
+  } catch (const relock::error& e) {
+    ec = e.code();
+    what = e.what();
+  }
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_EQ(ec, relock::errc::connection);
+  EXPECT_LT(took, 500ms) << took / 1ms << " ms";  // not the 3 s wait: nothing to wait for
+  EXPECT_NE(what.find("2 of 3 members unreachable"), std::string::npos) << what;
+  for (int i : {0, 2}) EXPECT_NE(what.find(servers[i].url()), std::string::npos) << what;
+  EXPECT_EQ(raw_client::to(servers[1]).command({"EXISTS", "r"}).integer, 0);
+  // Two members and one never reached are three servers; one member and one, two: refused.
+  EXPECT_EQ(
+      error_of([&] { relock::RedLock two({b.lock("r")}, {.unreached = {servers[0].url()}}); }),
+      relock::errc::invalid_argument);
+  for (int i : {0, 2}) servers[i].resume();
+}

@@ -148,3 +148,54 @@ TEST(quorum_fsm, a_wait_that_runs_out_while_giving_back_still_reports_the_unreac
   EXPECT_FALSE(finish_of(done)->acquired);
   EXPECT_EQ(finish_of(done)->ec, errc::connection);
 }
+
+// A server whose client could not be made (redis:// c here) is a vote never granted: it counts
+// in n, in the quorum and in the budgets, as a member that is away.
+TEST(quorum_fsm, a_server_never_reached_counts_as_a_vote_never_granted) {
+  auto s = three(t0 + 3s);
+  s.members = 2;
+  s.unreached = {"c:3"};
+  quorum_fsm fsm(s);
+  EXPECT_EQ(fsm.servers(), 3u);
+  EXPECT_EQ(fsm.quorum(), 2u);
+  const auto steps = fsm.start(t0);
+  ASSERT_EQ(members_of(steps, kind::wait), (std::vector<std::size_t>{0, 1}));
+  for (const auto& step : steps) EXPECT_EQ(step.wait, 1s);  // 3 s over 3 servers
+  fsm.on({event::acquired, 0}, t0 + 5ms);
+  const auto done = fsm.on({event::acquired, 1}, t0 + 10ms);
+  ASSERT_NE(finish_of(done), nullptr);
+  EXPECT_TRUE(finish_of(done)->acquired);
+  EXPECT_EQ(finish_of(done)->held, 2u);
+}
+
+TEST(quorum_fsm, fewer_members_than_a_quorum_fail_at_once_asking_no_one) {
+  auto s = three(t0 + 3s);
+  s.members = 1;
+  s.unreached = {"a:1", "c:3"};
+  quorum_fsm fsm(s);
+  const auto done = fsm.start(t0);
+  ASSERT_EQ(done.size(), 1u);
+  ASSERT_NE(finish_of(done), nullptr);
+  EXPECT_FALSE(finish_of(done)->acquired);
+  EXPECT_EQ(finish_of(done)->ec, errc::connection);
+  EXPECT_EQ(finish_of(done)->detail,
+            "2 of 3 members unreachable: a:1: not reached when the RedLock was made; c:3: not "
+            "reached when the RedLock was made");
+}
+
+TEST(quorum_fsm, a_member_away_and_a_server_never_reached_are_too_many_together) {
+  auto s = three(t0 + 300ms);
+  s.members = 2;
+  s.unreached = {"c:3"};
+  quorum_fsm fsm(s);
+  fsm.start(t0);
+  fsm.on({event::acquired, 1}, t0 + 1ms);
+  const auto back = fsm.on({event::failed, 0, errc::timeout, "member 0: no reply"}, t0 + 300ms);
+  EXPECT_EQ(members_of(back, kind::release), (std::vector<std::size_t>{1}));
+  const auto done = fsm.on({event::released, 1}, t0 + 300ms);
+  ASSERT_NE(finish_of(done), nullptr);
+  EXPECT_EQ(finish_of(done)->ec, errc::timeout);
+  EXPECT_EQ(finish_of(done)->detail,
+            "2 of 3 members unreachable: member 0: no reply; c:3: not reached when the RedLock "
+            "was made");
+}

@@ -126,6 +126,9 @@ class RELOCK_API lock_set : public timed_lockable<lock_set> {
     const char* what;  // names the set in messages: "multi-lock", "RedLock"
     bool quorum = false;
     double drift_factor = 0.01;  // quorum: the servers' clock drift allowance, x the lease
+    // quorum: servers of the set that have no member (never reached), by a label; each counts
+    // among the servers as a vote never granted.
+    std::vector<std::string> unreached{};
   };
   // Throws errc::invalid_argument for no members, or two members on the same key and server.
   lock_set(std::vector<Lock> members, rule how);
@@ -137,7 +140,9 @@ class RELOCK_API lock_set : public timed_lockable<lock_set> {
   // Throws relock::error on failure.
   lock_set_result acquire_blocking(owner who, lock_options options, bool empty_wait_is_forever);
   asio::io_context& io() const;
-  std::size_t quorum() const { return rule_.quorum ? members_.size() / 2 + 1 : members_.size(); }
+  std::size_t quorum() const {
+    return rule_.quorum ? (members_.size() + rule_.unreached.size()) / 2 + 1 : members_.size();
+  }
 
   std::vector<Lock> members_;
   rule rule_;
