@@ -118,6 +118,10 @@ std::chrono::milliseconds connect_timeout_for(std::chrono::milliseconds wait);
 relock::config make_config(const global_options& g);
 // Connects, turning the library's connection errors into one line that says what to do.
 relock::client connect(const global_options& g, relock::config settings);
+// connect()'s line for a client that could not be made.
+[[noreturn]] void fail_to_connect(const global_options& g, const relock::error& e);
+// Whether `e` says Redis did not answer (down, stopped, too slow), not that it refused us.
+bool unanswered(const std::system_error& e);
 // The same for an error of a later call, e.g. a connection lost under a command.
 [[noreturn]] void fail_with(const global_options& g, const std::system_error& e,
                             const std::string& doing);

@@ -122,7 +122,7 @@ relock::config make_config(const global_options& g) {
 void fail_with(const global_options& g, const std::system_error& e, const std::string& doing) {
   const auto code = e.code();
   const std::string where = doing + ": Redis at " + shown_url(g.url);
-  if (code == relock::errc::connection || code == relock::errc::timeout) {
+  if (unanswered(e)) {
     throw failure(exit_usage,
                   where + " is unreachable (" + e.what() + "); start it, or " +
                       (g.url_flag.empty() ? "point --url or $RELOCK_URL at a running one"
@@ -137,14 +137,22 @@ void fail_with(const global_options& g, const std::system_error& e, const std::s
   throw failure(exit_usage, doing + ": " + e.what());
 }
 
+bool unanswered(const std::system_error& e) {
+  return e.code() == relock::errc::connection || e.code() == relock::errc::timeout;
+}
+
+void fail_to_connect(const global_options& g, const relock::error& e) {
+  if (e.code() == relock::errc::invalid_argument) {  // the URL
+    throw failure(exit_usage, (g.url_flag.empty() ? "" : g.url_flag + ": ") + e.what());
+  }
+  fail_with(g, e, "cannot connect");
+}
+
 relock::client connect(const global_options& g, relock::config settings) {
   try {
     return relock::client(std::move(settings));
   } catch (const relock::error& e) {
-    if (e.code() == relock::errc::invalid_argument) {  // the URL
-      throw failure(exit_usage, (g.url_flag.empty() ? "" : g.url_flag + ": ") + e.what());
-    }
-    fail_with(g, e, "cannot connect");
+    fail_to_connect(g, e);
   }
 }
 

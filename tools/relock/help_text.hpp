@@ -97,8 +97,9 @@ SIGKILL. Durations are plain decimal seconds (10, 0.5).
 -w SEC is the deadline for everything before COMMAND starts: connecting to Redis
 counts against it (at least 0.1 s of it, at most 10 s), and the wait for NAME
 gets what is left. A server that accepts connections but answers nothing
-(stopped, swapping) costs SEC, then exit 2. Without -w, connecting may take up
-to 10 s, then the wait is as long as it takes.
+(stopped, swapping) costs SEC, then exit 2; with --redlock it costs SEC/n and
+its vote. Without -w, connecting may take up to 10 s, then the wait is as long
+as it takes.
 
 Kinds, each on the data of its Redisson twin (Java shares NAME with relock):
   lock         the reentrant lock (RLock); the default
@@ -117,8 +118,13 @@ Several locks:
   --redlock U1,U2,U3 NAME
                holds NAME on a majority of independent servers (RedLock; an odd number,
                at least 3, redis:// URLs, no replication between them). One server away
-               costs one vote, not the lock. Without --lease each member is renewed by
-               the watchdog. See the README, "RedLock", for what it does not guarantee.
+               costs one vote, not the lock, whether it stopped answering before relock
+               started (a note names it) or later; fewer than a majority answering is
+               exit 2. With -w each server has SEC/n of it to answer at start. Servers
+               are told apart by their run id, and one named twice is refused; one that
+               did not answer cannot be checked, and has no vote. Without --lease each
+               member is renewed by the watchdog. See the README, "RedLock", for what it
+               does not guarantee.
   Neither takes --kind fenced (one token per lock: the command could not be given one).
 
 At most N at once:

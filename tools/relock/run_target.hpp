@@ -63,8 +63,8 @@ std::string kind_of(const run_options& o);
 // The kind's lock on `name`.
 relock::Lock lock_of(relock::client& client, const std::string& name, const run_options& o);
 
-// Connects (to --url, or to each --redlock URL) and makes what `o` asks for. A --semaphore is
-// set up (created with its N permits, when absent) by the first acquire.
+// Connects (to --url, or to each --redlock URL: redlock_servers.hpp) and makes what `o` asks
+// for. A --semaphore is set up (created with its N permits, when absent) by the first acquire.
 std::unique_ptr<run_target> make_target(const global_options& g, const run_options& o);
 
 }  // namespace relock_cli

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 // The four things `relock run` can hold, behind run_target.
-#include <exception>
-#include <future>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -10,6 +8,7 @@
 
 #include <asio/use_future.hpp>
 
+#include "redlock_servers.hpp"
 #include "run_target.hpp"
 
 namespace relock_cli {
@@ -102,8 +101,8 @@ class single_lock final : public run_target {
 template <class Set>
 class lock_set final : public run_target {
  public:
-  lock_set(std::string name, std::string where, std::vector<std::unique_ptr<connected>> clients,
-           Set set)
+  lock_set(std::string name, std::string where,
+           std::vector<std::unique_ptr<relock::client>> clients, Set set)
       : name_(std::move(name)),
         where_(std::move(where)),
         clients_(std::move(clients)),
@@ -131,7 +130,7 @@ class lock_set final : public run_target {
  private:
   std::string name_;
   std::string where_;
-  std::vector<std::unique_ptr<connected>> clients_;  // before set_: its locks need them
+  std::vector<std::unique_ptr<relock::client>> clients_;  // before set_: its locks need them
   Set set_;
 };
 
@@ -285,48 +284,25 @@ std::unique_ptr<run_target> make_target(const global_options& g, const run_optio
   try {
     if (!o.all_names.empty()) {
       refuse_fenced(o, "--all");
-      std::vector<std::unique_ptr<connected>> clients;
-      clients.push_back(std::make_unique<connected>(g, make_config(g)));
+      std::vector<std::unique_ptr<relock::client>> clients;
+      // In place (clients do not move), from connect()'s result.
+      clients.push_back(
+          std::unique_ptr<relock::client>(new relock::client(connect(g, make_config(g)))));
       std::vector<relock::Lock> members;
-      for (const auto& n : o.all_names) members.push_back(lock_of(clients[0]->client, n, o));
+      for (const auto& n : o.all_names) members.push_back(lock_of(*clients[0], n, o));
       relock::MultiLock set(std::move(members));
       return std::make_unique<lock_set<relock::MultiLock>>(
           joined(o.all_names, ","), shown_url(g.url), std::move(clients), std::move(set));
     }
     if (!o.redlock_urls.empty()) {
       refuse_fenced(o, "--redlock");
-      // Every server must answer now: a client cannot be made without its server (one that
-      // goes away later costs only its vote). Connect to all at once, so a stopped one costs
-      // one connect timeout, not one each.
-      std::vector<std::future<std::unique_ptr<connected>>> connecting;
-      for (const auto& url : o.redlock_urls) {
-        global_options one = g;
-        one.url = url;
-        one.url_given = true;
-        one.url_flag = "--redlock";
-        connecting.push_back(std::async(std::launch::async, [one] {
-          return std::make_unique<connected>(one, make_config(one));
-        }));
-      }
-      std::vector<std::unique_ptr<connected>> clients;
-      std::exception_ptr first_failure;
-      for (auto& c : connecting) {
-        try {
-          clients.push_back(c.get());
-        } catch (...) {
-          if (!first_failure) first_failure = std::current_exception();
-        }
-      }
-      if (first_failure) std::rethrow_exception(first_failure);
+      auto servers = connect_redlock(g, o.redlock_urls, o.name);
       std::vector<relock::Lock> members;
-      std::vector<std::string> shown;
-      for (std::size_t i = 0; i < clients.size(); ++i) {
-        members.push_back(lock_of(clients[i]->client, o.name, o));
-        shown.push_back(shown_url(o.redlock_urls[i]));
-      }
-      relock::RedLock set(std::move(members));
-      return std::make_unique<lock_set<relock::RedLock>>(o.name, joined(shown, ", "),
-                                                         std::move(clients), std::move(set));
+      for (const auto& c : servers.clients) members.push_back(lock_of(*c, o.name, o));
+      // Those that did not answer vote no: the quorum stays a majority of every server named.
+      relock::RedLock set(std::move(members), {.unreached = servers.unreached});
+      return std::make_unique<lock_set<relock::RedLock>>(
+          o.name, joined(servers.reached, ", "), std::move(servers.clients), std::move(set));
     }
     if (o.semaphore) return std::make_unique<semaphore_permit>(g, o);
     return std::make_unique<single_lock>(g, o);
