@@ -17,7 +17,19 @@ std::vector<resp::reply> because(std::string why) {
   return out;
 }
 
+// One code, so the executor can tell a request taken back unwritten from any failure.
+class withdrawn_category final : public std::error_category {
+ public:
+  const char* name() const noexcept override { return "relock.withdrawn"; }
+  std::string message(int) const override { return "taken back unwritten"; }
+};
+
 }  // namespace
+
+std::error_code withdrawn() {
+  static const withdrawn_category category;
+  return {1, category};
+}
 
 std::shared_ptr<connection> connection::create(asio::io_context& io, connection_options options) {
   return std::shared_ptr<connection>(new connection(io, std::move(options)));
@@ -225,7 +237,7 @@ void connection::close() {
 }
 
 void connection::send(resp::request request, clock::time_point deadline, reply_callback callback,
-                      std::size_t key_hash) {
+                      std::size_t key_hash, std::uint32_t route) {
   if (state_ == state::closed) {
     // Posted, never called from inside send(): the sender may be in the middle of changing
     // state that the callback's owner also touches (a waiter queue being woken, at shutdown).
@@ -240,10 +252,29 @@ void connection::send(resp::request request, clock::time_point deadline, reply_c
   p.deadline = deadline;
   p.callback = std::move(callback);
   p.key_hash = key_hash;
+  p.route = route;
   if (key_hash != 0) ++unanswered_keys_[key_hash];
   queued_.push_back(std::move(p));
   arm_deadline(deadline);
   flush();
+}
+
+std::size_t connection::withdraw(const std::function<bool(std::uint32_t route)>& leaves) {
+  // Callbacks run last: they may send again, here too, which must not disturb this walk.
+  std::vector<reply_callback> taken;
+  for (auto it = queued_.begin(); it != queued_.end();) {
+    if (it->route != 0 && leaves(it->route)) {
+      forget_key(*it);
+      taken.push_back(std::move(it->callback));
+      it = queued_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& callback : taken) {
+    if (callback) callback(withdrawn(), because("taken back unwritten"));
+  }
+  return taken.size();
 }
 
 void connection::flush() {

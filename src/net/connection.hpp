@@ -12,6 +12,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -35,6 +36,10 @@
 namespace relock::net {
 
 using clock = std::chrono::steady_clock;
+
+// What the callback of a request taken back by connection::withdraw hears: it was never
+// written, so its sender may send it anywhere (a code of its own, met nowhere else).
+std::error_code withdrawn();
 
 // On failure the replies hold one error reply whose text explains it for humans.
 using reply_callback = detail::unique_function<void(std::error_code, std::vector<resp::reply>)>;
@@ -62,9 +67,15 @@ class connection : public std::enable_shared_from_this<connection> {
   // later attempts go on in the background until close().
   void start(detail::unique_function<void(std::error_code, std::string)> first_result = {});
 
-  // `key_hash` (0: none) names the key the request touches: see carries().
+  // `key_hash` (0: none) names the key the request touches: see carries(). `route` is the
+  // sender's own tag for where the request belongs (0: none), which withdraw() hands back.
   void send(resp::request request, clock::time_point deadline, reply_callback callback,
-            std::size_t key_hash = 0);
+            std::size_t key_hash = 0, std::uint32_t route = 0);
+
+  // Takes back the requests still queued (never written) whose route `leaves` picks: each
+  // callback hears withdrawn(), in queue order, after the walk. Written requests stay, since the
+  // server may run them (their sender learns their fate as usual). Returns how many left.
+  std::size_t withdraw(const std::function<bool(std::uint32_t route)>& leaves);
 
   // Fails everything outstanding with errc::cancelled and stops reconnecting.
   void close();
@@ -98,6 +109,7 @@ class connection : public std::enable_shared_from_this<connection> {
     reply_callback callback;  // empty once completed (e.g. timed out after being written)
     std::vector<resp::reply> replies;
     std::size_t key_hash = 0;
+    std::uint32_t route = 0;
   };
 
   connection(asio::io_context& io, connection_options options);
