@@ -9,6 +9,7 @@
 #include <relock/errors.hpp>
 
 #include "exec/retry_policy.hpp"
+#include "exec/slot_follow.hpp"
 #include "topology/redirect.hpp"
 #include "topology/replication.hpp"
 
@@ -72,7 +73,11 @@ executor::executor(asio::io_context& io, pool connections, executor_options opti
 executor::executor(asio::io_context& io, topology::router router,
                    std::vector<std::pair<topology::node, pool>> pools, pool_factory make_pool,
                    executor_options options)
-    : io_(io), router_(std::move(router)), make_pool_(std::move(make_pool)), options_(options) {
+    : io_(io),
+      router_(std::move(router)),
+      make_pool_(std::move(make_pool)),
+      options_(options),
+      stranded_timer_(io) {
   for (auto& [n, connections] : pools) {
     pools_.push_back(std::make_unique<node_pool>(node_pool{n, std::move(connections)}));
   }
@@ -109,6 +114,7 @@ void executor::close() {
   }
   // Their timers' handlers resend into the closed pool, which fails them with cancelled.
   for (const auto& c : delayed_) c->delay->cancel();
+  stranded_timer_.cancel();
 }
 
 executor::node_pool& executor::pool_of(const topology::node& n) {
@@ -275,16 +281,23 @@ void executor::send(std::shared_ptr<call> c) {
   node_pool& to = pool_for(*c);
   const std::size_t key_hash = key_hash_of(c->key);
   c->via = pick(to, key_hash);
+  // In a cluster the request may follow its slot (follow_slots): tagged with it, plus one, as
+  // 0 means "stays". One sent behind ASKING belongs to the node asked, whatever the map says.
+  const std::uint32_t route =
+      router_.cluster() && !c->ask ? std::uint32_t{topology::slot_of(c->key)} + 1 : 0;
+  if (route != 0 && !c->via->ready()) watch_stranded();
   c->via->send(
       std::move(request), c->deadline,
       [this, c, &to](std::error_code ec, std::vector<resp::reply> replies) mutable {
         on_reply(std::move(c), to, ec, std::move(replies));
       },
-      key_hash);
+      key_hash, route);
 }
 
 void executor::on_reply(std::shared_ptr<call> c, node_pool& from, std::error_code ec,
                         std::vector<resp::reply> replies) {
+  // Taken back unwritten because its slot lives elsewhere now: no server has seen it.
+  if (ec == net::withdrawn()) return send(std::move(c));
   std::optional<resp::reply> wait_reply;
   if (!ec && c->waited_for > 0 && replies.size() >= 2) {
     wait_reply = std::move(replies.back());
@@ -297,6 +310,7 @@ void executor::on_reply(std::shared_ptr<call> c, node_pool& from, std::error_cod
   if (ec == make_error_code(errc::connection) || ec == make_error_code(errc::timeout)) {
     router_.suspect();
     trouble();
+    if (router_.cluster()) watch_stranded();
   }
   // A replica refused the write: this is no longer the master.
   if (!ec && r.error_code() == "READONLY") trouble();
@@ -449,8 +463,54 @@ void executor::refresh_if_due() {
               if (ec || replies.empty()) return;
               std::string why;
               auto map = topology::slot_map::from_shards(replies.back(), host, &why);
-              if (map) router_.refreshed(std::move(*map), std::chrono::steady_clock::now());
+              if (!map) return;
+              router_.refreshed(std::move(*map), std::chrono::steady_clock::now());
+              follow_slots();
             });
+}
+
+bool executor::stranded() const {
+  for (const auto& p : pools_) {
+    for (const auto& c : p->connections) {
+      if (!c->ready() && c->outstanding() > 0) return true;
+    }
+  }
+  return false;
+}
+
+void executor::watch_stranded() {
+  if (watching_stranded_ || closed_) return;
+  watching_stranded_ = true;
+  // Traffic alone refreshes the map, and a request waiting on a dead node makes none: a timer
+  // looks while any does, so a promotion is seen within a gap of becoming visible.
+  stranded_timer_.expires_after(topology::router::min_gap);
+  stranded_timer_.async_wait([this](std::error_code ec) {
+    watching_stranded_ = false;
+    if (ec || closed_ || !stranded()) return;
+    router_.suspect();
+    refresh_if_due();
+    watch_stranded();
+  });
+}
+
+void executor::follow_slots() {
+  // Copied first: a request sent on may make the pool of a node met for the first time.
+  std::vector<std::pair<topology::node, std::shared_ptr<net::connection>>> down;
+  for (const auto& p : pools_) {
+    for (const auto& c : p->connections) {
+      if (!c->ready() && c->outstanding() > 0) down.emplace_back(p->node, c);
+    }
+  }
+  for (const auto& [at, c] : down) {
+    const bool up = c->ready();
+    c->withdraw([this, up, &node = at](std::uint32_t route) {
+      const auto* owner = router_.map().master_of(static_cast<std::uint16_t>(route - 1));
+      const slot_owner now = !owner           ? slot_owner::none
+                             : *owner == node ? slot_owner::same
+                                              : slot_owner::other;
+      return place({.written = false, .connection_up = up, .owner = now}) == placement::move_now;
+    });
+  }
 }
 
 }  // namespace relock::exec

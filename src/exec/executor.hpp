@@ -21,6 +21,12 @@
 // cluster, a node learnt from a MOVED or a refresh gets its pool when first needed, and the map
 // is refreshed (CLUSTER SHARDS) after a redirect or a connection failure, and every 10 s.
 //
+// Requests follow their slot (issue #30): while a request waits on a connection that is down,
+// the map is refreshed every router::min_gap, and each refresh sends the requests never
+// written whose slot now lives on another node (a replica promoted in place of a dead master)
+// there at once, as slot_follow.hpp decides, instead of leaving them to wait for their
+// deadline on a node that will not come back.
+//
 // Replica sync (data-layout §1): while sync_with() names replicas, every script that writes is
 // followed in the same request, on the same connection, by WAIT (WAITAOF when asked): WAIT
 // counts only its own connection's writes. The script's reply is judged as usual; then, when no
@@ -180,6 +186,11 @@ class executor {
   node_pool& pool_of(const topology::node& n);
   const std::shared_ptr<net::connection>& pick(node_pool& p, std::size_t key_hash);
   void refresh_if_due();
+  // A request waits on a connection that is down: keep the map fresh until none does.
+  void watch_stranded();
+  bool stranded() const;
+  // After a refresh: requests never written move to where their slot lives now.
+  void follow_slots();
   template <class F>
   void on_io(F&& f);
 
@@ -189,6 +200,8 @@ class executor {
   pool_factory make_pool_;
   executor_options options_;
   std::unordered_set<std::shared_ptr<call>> delayed_;  // waiting to be resent
+  asio::steady_timer stranded_timer_;
+  bool watching_stranded_ = false;
   bool refreshing_ = false;
   bool closed_ = false;
   int wait_replicas_ = 0;
