@@ -208,14 +208,15 @@ void connection::retarget(endpoint where) {
   const std::string address = where.address();
   options_.target = std::move(where);
   if (same || state_ == state::idle) return;
-  if (state_ == state::waiting_to_retry) {
-    // Backing off from the old master, maybe for seconds: the new one is worth trying now.
-    retry_timer_.cancel();
-    backoff_.reset();
-    connect();
-    return;
+  if (state_ != state::waiting_to_retry) {
+    fail(errc::connection, "leaving for the new master " + address);
   }
-  fail(errc::connection, "leaving for the new master " + address);
+  // fail() would wait out the backoff, which has grown for as long as the old master was away
+  // (up to reconnect_max_delay): the new one is worth trying now, with what is queued for it.
+  if (state_ != state::waiting_to_retry) return;  // one of the failed callbacks closed it
+  retry_timer_.cancel();
+  backoff_.reset();
+  connect();
 }
 
 void connection::close() {
