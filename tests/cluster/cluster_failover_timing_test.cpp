@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdio>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -93,9 +94,12 @@ TEST_F(cluster_failover_timing, cleanup_and_new_locks_follow_the_slot_soon_after
   cluster().kill(victim);
 
   // The unlock goes out at once, to the dead master: it must follow the slot to the replica.
-  std::promise<std::pair<std::error_code, steady::time_point>> release_done;
-  released.async_unlock(me, [&](std::error_code ec) {
-    release_done.set_value({ec, steady::now()});
+  // Shared: if the test ends early, the client's shutdown still completes the unlock.
+  auto release_done =
+      std::make_shared<std::promise<std::pair<std::error_code, steady::time_point>>>();
+  auto release = release_done->get_future();
+  released.async_unlock(me, [release_done](std::error_code ec) {
+    release_done->set_value({ec, steady::now()});
   });
 
   // A new lock on the victim's slots, tried without pause until one is granted.
@@ -103,7 +107,11 @@ TEST_F(cluster_failover_timing, cleanup_and_new_locks_follow_the_slot_soon_after
   auto granted = std::async(std::launch::async, [&]() -> std::optional<steady::time_point> {
     while (!stop) {
       try {
-        if (fresh.try_lock(50ms, 10s)) return steady::now();
+        if (fresh.try_lock(50ms, 10s)) {
+          const auto at = steady::now();
+          fresh.unlock();  // by the thread that holds it
+          return at;
+        }
       } catch (const relock::error&) {
         // The cluster is still settling (CLUSTERDOWN, a dead connection): try again.
       }
@@ -118,7 +126,6 @@ TEST_F(cluster_failover_timing, cleanup_and_new_locks_follow_the_slot_soon_after
                               ? granted.get()
                               : std::optional<steady::time_point>();
   stop = true;
-  auto release = release_done.get_future();
   ASSERT_EQ(release.wait_for(30s), std::future_status::ready) << "the unlock never completed";
   const auto [release_ec, release_at] = release.get();
   ASSERT_TRUE(promotion_seen) << "the replica was never seen promoted";
@@ -137,7 +144,6 @@ TEST_F(cluster_failover_timing, cleanup_and_new_locks_follow_the_slot_soon_after
   EXPECT_FALSE(release_ec) << release_ec.message();
   EXPECT_LT(ms(release_at - promoted), 2'000) << "the unlock waited on the dead master";
   EXPECT_LT(ms(*first_lock - promoted), 2'000) << "new locks waited on the dead master";
-  fresh.unlock();
 
   // Renewals followed the slot too: the hold outlives the lease it had at the kill.
   const auto lease_end = killed + settings.watchdog_lease + 1s;
