@@ -12,6 +12,7 @@
 #include "exec/sentinel_discovery.hpp"
 #include "net/endpoint.hpp"
 #include "net/io_loop.hpp"
+#include "net/tls_context.hpp"
 #include "objects/ids.hpp"
 #include "objects/take_back_book.hpp"
 #include "pubsub/channel_pair.hpp"
@@ -96,6 +97,24 @@ client_core::client_core(config settings)
   options.reconnect_min_delay = settings_.reconnect_min_delay;
   options.reconnect_max_delay = settings_.reconnect_max_delay;
   options.log = settings_.log;
+  // TLS: the URL's tls_* options over the settings; the sentinels and the data nodes may
+  // differ (rediss-sentinel://...?tls=sentinels|data).
+  net::tls_client sentinel_tls;
+  if (target.tls_data || target.tls_sentinels) {
+    tls_settings tls = settings_.tls;
+    if (target.tls_ca) tls.ca_file = *target.tls_ca;
+    if (target.tls_cert) tls.cert_file = *target.tls_cert;
+    if (target.tls_key) tls.key_file = *target.tls_key;
+    if (target.tls_server_name) tls.server_name = *target.tls_server_name;
+    net::tls_client client = net::make_tls_client(tls);
+    if (!client.verify) {
+      log(log_level::warning,
+          "TLS without verification (tls.insecure_skip_verification): anyone between relock and "
+          "Redis can read and change the traffic, the password included");
+    }
+    if (target.tls_data) options.tls = client;
+    if (target.tls_sentinels) sentinel_tls = client;
+  }
   // The URL's ?pubsub= overrides the setting.
   const publish_mode publish = target.pubsub.value_or(settings_.publish);
   master_watch_options watching;
@@ -110,6 +129,7 @@ client_core::client_core(config settings)
     // The sentinels have credentials of their own; the URL's are the data nodes'.
     watching.master_name = target.master_name;
     watching.sentinel_connection = options;
+    watching.sentinel_connection.tls = sentinel_tls;
     for (net::endpoint s : target.nodes) {
       s.user = settings_.sentinel_user;
       s.password = settings_.sentinel_password;

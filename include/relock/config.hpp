@@ -56,6 +56,24 @@ enum class replica_sync_mode {
   off,          // never wait: a failover may take back a lock that was granted
 };
 
+// TLS, for the rediss://, rediss-cluster:// and rediss-sentinel:// URLs; a URL's tls_ca,
+// tls_cert, tls_key and tls_server_name options override the fields of the same names. Every
+// server's certificate is verified against `ca_file` (or the system's trust store) and its name
+// against the host relock connects to (or `server_name`), which is also sent as SNI.
+struct tls_settings {
+  std::string ca_file{};    // PEM file of the CAs to trust; empty: the system's store
+  std::string cert_file{};  // PEM: this client's certificate, for tls-auth-clients servers
+  std::string key_file{};   // PEM: its private key, unencrypted
+  // The name the servers' certificates must carry (and the SNI sent), when relock connects by
+  // an address the certificate does not name (an IP, a load balancer). Empty: the host as
+  // connected to.
+  std::string server_name{};
+  // Accepts any certificate, from anyone: the traffic is encrypted, but a man in the middle can
+  // read it and the password with it. For test benches only; relock logs a warning once per
+  // client when it is on.
+  bool insecure_skip_verification = false;
+};
+
 struct config {
   // One server: redis://[user[:password]@]host[:port][/db][?OPTIONS]. The password may also
   // be given alone as redis://:password@host. Redis 6 ACL users need both. When the server is a
@@ -69,7 +87,11 @@ struct config {
   // master through failovers (data-layout §1, deployments).
   // OPTIONS, joined by &: pubsub=auto|sharded|classic|both (overrides `publish`),
   // replica_sync=auto|on|off (overrides `replica_sync`).
+  // TLS: rediss://, rediss-cluster://, rediss-sentinel:// (`tls` below; OPTIONS may add
+  // tls_ca=FILE, tls_cert=FILE, tls_key=FILE, tls_server_name=NAME, percent-encoded, and for a
+  // sentinel URL tls=both|sentinels|data when only one side of the deployment speaks TLS).
   std::string url = "redis://127.0.0.1:6379";
+  tls_settings tls{};
 
   // The sentinels' credentials (Sentinel's requirepass / ACL user), when they have any: often
   // not the data nodes', which the URL carries.

@@ -3,8 +3,11 @@
 
 #include <fcntl.h>
 
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #include <asio/connect.hpp>
 #include <asio/post.hpp>
+#include <asio/ssl/error.hpp>
 #include <asio/write.hpp>
 #include <relock/errors.hpp>
 
@@ -60,6 +63,9 @@ void connection::connect() {
   state_ = state::connecting;
   const unsigned epoch = ++epoch_;
   reader_ = std::make_unique<resp::reader>();
+  if (options_.tls.context) {
+    tls_ = std::make_shared<asio::ssl::stream<asio::ip::tcp::socket>>(io_, *options_.tls.context);
+  }
   auto self = shared_from_this();
   connect_timer_.expires_after(options_.connect_timeout);
   connect_timer_.async_wait([this, self, epoch](std::error_code ec) {
@@ -76,7 +82,7 @@ void connection::connect() {
           return;
         }
         asio::async_connect(
-            socket_, results,
+            lowest(), results,
             [this, self, epoch](std::error_code ec, const asio::ip::tcp::endpoint&) {
               if (epoch != epoch_ || state_ != state::connecting) return;
               if (ec) {
@@ -84,19 +90,63 @@ void connection::connect() {
                      "cannot connect to " + options_.target.address() + ": " + ec.message());
                 return;
               }
+              if (tls_) return start_tls();
               on_connected();
             });
       });
 }
 
+// TLS over the connected socket: the server's certificate is verified against the client's CAs
+// and its name against the host connected to (or the configured server name), which is also
+// sent as SNI when it is a name, not an address.
+void connection::start_tls() {
+  const std::string& name =
+      options_.tls.server_name.empty() ? options_.target.host : options_.tls.server_name;
+  SSL* ssl = tls_->native_handle();
+  std::error_code not_an_address;
+  asio::ip::make_address(name, not_an_address);
+  // OpenSSL's own check of the name, so a mismatch is reported as one (X509_V_ERR_*_MISMATCH).
+  const bool named =
+      not_an_address ? SSL_set_tlsext_host_name(ssl, name.c_str()) == 1 &&
+                           (!options_.tls.verify || SSL_set1_host(ssl, name.c_str()) == 1)
+                     : !options_.tls.verify ||
+                           X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name.c_str()) == 1;
+  if (!named) {
+    fail(errc::connection,
+         "TLS to " + options_.target.address() + ": cannot use the name '" + name + "'");
+    return;
+  }
+  auto self = shared_from_this();
+  const unsigned epoch = epoch_;
+  tls_->async_handshake(asio::ssl::stream_base::client, [this, self, epoch, stream = tls_,
+                                                         name](std::error_code ec) {
+    if (epoch != epoch_ || state_ != state::connecting) return;
+    if (ec) {
+      std::string why = ec.message();
+      const long verified = SSL_get_verify_result(stream->native_handle());
+      if (verified != X509_V_OK) {
+        why = "the server's certificate was refused (" +
+              std::string(X509_verify_cert_error_string(verified)) + ")";
+        if (verified == X509_V_ERR_HOSTNAME_MISMATCH ||
+            verified == X509_V_ERR_IP_ADDRESS_MISMATCH) {
+          why += ": it does not name '" + name + "' (config::tls.server_name, tls_server_name=)";
+        }
+      }
+      fail(errc::connection, "TLS handshake with " + options_.target.address() + " failed: " + why);
+      return;
+    }
+    on_connected();
+  });
+}
+
 void connection::on_connected() {
   // Asio opens sockets without SOCK_CLOEXEC: a program that uses relock and then runs another
   // (relock run, a daemon's fork+exec) would hand its Redis connections to the child.
-  ::fcntl(socket_.native_handle(), F_SETFD, FD_CLOEXEC);
+  ::fcntl(lowest().native_handle(), F_SETFD, FD_CLOEXEC);
   std::error_code ignored;
   // Small pipelined writes must leave at once: Nagle would add up to 40 ms to a lock.
-  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
-  socket_.set_option(asio::socket_base::keep_alive(true), ignored);
+  lowest().set_option(asio::ip::tcp::no_delay(true), ignored);
+  lowest().set_option(asio::socket_base::keep_alive(true), ignored);
 
   const endpoint& t = options_.target;
   resp::request hello;
@@ -167,7 +217,7 @@ void connection::fail(std::error_code ec, const std::string& why) {
   log(log_level::warning, why);
   ++epoch_;  // callbacks of the dying socket must not touch the next one
   std::error_code ignored;
-  socket_.close(ignored);
+  lowest().close(ignored);
   resolver_.cancel();
   connect_timer_.cancel();
   writing_ = false;
@@ -224,7 +274,7 @@ void connection::close() {
   state_ = state::closed;
   ++epoch_;
   std::error_code ignored;
-  socket_.close(ignored);
+  lowest().close(ignored);
   resolver_.cancel();
   connect_timer_.cancel();
   retry_timer_.cancel();
@@ -303,28 +353,33 @@ void connection::write_buffered() {
   writing_ = true;
   auto self = shared_from_this();
   const unsigned epoch = epoch_;
-  asio::async_write(socket_, asio::buffer(write_buffer_),
-                    [this, self, epoch](std::error_code ec, std::size_t) {
-                      if (epoch != epoch_) return;
-                      writing_ = false;
-                      if (ec) {
-                        fail(errc::connection,
-                             "write to " + options_.target.address() + " failed: " + ec.message());
-                        return;
-                      }
-                      flush();  // what was queued meanwhile goes out in the next write
-                    });
+  auto written = [this, self, epoch, stream = tls_](std::error_code ec, std::size_t) {
+    if (epoch != epoch_) return;
+    writing_ = false;
+    if (ec) {
+      fail(errc::connection, "write to " + options_.target.address() + " failed: " + ec.message());
+      return;
+    }
+    flush();  // what was queued meanwhile goes out in the next write
+  };
+  if (tls_) {
+    asio::async_write(*tls_, asio::buffer(write_buffer_), std::move(written));
+  } else {
+    asio::async_write(socket_, asio::buffer(write_buffer_), std::move(written));
+  }
 }
 
 void connection::read() {
   auto self = shared_from_this();
   const unsigned epoch = epoch_;
-  socket_.async_read_some(asio::buffer(read_buffer_), [this, self, epoch](std::error_code ec,
-                                                                          std::size_t n) {
+  auto got = [this, self, epoch, stream = tls_](std::error_code ec, std::size_t n) {
     if (epoch != epoch_) return;
     if (ec) {
-      fail(errc::connection, "connection to " + options_.target.address() + " lost: " +
-                                 (ec == asio::error::eof ? "closed by the server" : ec.message()));
+      // A TLS server that closes without close_notify (Redis on shutdown or CLIENT KILL) ends
+      // the stream short: that is a close too.
+      const bool closed = ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
+      fail(errc::connection, "connection to " + options_.target.address() +
+                                 " lost: " + (closed ? "closed by the server" : ec.message()));
       return;
     }
     try {
@@ -338,7 +393,12 @@ void connection::read() {
       return;
     }
     read();
-  });
+  };
+  if (tls_) {
+    tls_->async_read_some(asio::buffer(read_buffer_), std::move(got));
+  } else {
+    socket_.async_read_some(asio::buffer(read_buffer_), std::move(got));
+  }
 }
 
 void connection::dispatch(resp::reply reply) {

@@ -24,12 +24,14 @@
 
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
+#include <asio/ssl/stream.hpp>
 #include <asio/steady_timer.hpp>
 #include <relock/config.hpp>
 
 #include <relock/detail/unique_function.hpp>
 #include "net/backoff.hpp"
 #include "net/endpoint.hpp"
+#include "net/tls_context.hpp"
 #include "resp/reader.hpp"
 #include "resp/request.hpp"
 
@@ -53,6 +55,8 @@ struct connection_options {
   std::chrono::milliseconds reconnect_max_delay{2'000};
   bool push_mode = false;
   log_function log;
+  // TLS when `tls.context` is set: every connection of a client shares its context.
+  tls_client tls{};
   // Where each reconnect goes, when set (a cluster's subscriber moves on to a node that is up);
   // nullopt or unset: the same target again.
   std::function<std::optional<endpoint>()> next_target;
@@ -116,6 +120,8 @@ class connection : public std::enable_shared_from_this<connection> {
 
   void connect();
   void on_connected();
+  void start_tls();
+  asio::ip::tcp::socket& lowest() { return tls_ ? tls_->next_layer() : socket_; }
   void on_handshake(std::vector<resp::reply> replies);
   void fail(std::error_code ec, const std::string& why);
   void schedule_reconnect();
@@ -132,6 +138,10 @@ class connection : public std::enable_shared_from_this<connection> {
   asio::io_context& io_;
   connection_options options_;
   asio::ip::tcp::socket socket_;
+  // With TLS, the stream over this attempt's socket (a new one per attempt: an SSL session is
+  // not reused after a failure). Shared with the handlers of its operations, which may still
+  // be queued when the next attempt begins.
+  std::shared_ptr<asio::ssl::stream<asio::ip::tcp::socket>> tls_;
   asio::ip::tcp::resolver resolver_;
   asio::steady_timer connect_timer_;
   asio::steady_timer retry_timer_;

@@ -149,9 +149,32 @@ void parse_options(std::string_view url, std::string_view query, target& t) {
         if (comma == std::string_view::npos) break;
         rest.remove_prefix(comma + 1);
       }
+    } else if (name == "tls_ca" || name == "tls_cert" || name == "tls_key" ||
+               name == "tls_server_name") {
+      auto& field = name == "tls_ca"     ? t.tls_ca
+                    : name == "tls_cert" ? t.tls_cert
+                    : name == "tls_key"  ? t.tls_key
+                                         : t.tls_server_name;
+      if (field) bad_url(url, std::string(name) + " given twice");
+      if (value.empty()) bad_url(url, "empty " + std::string(name) + "=");
+      field = percent_decode(url, value);
+    } else if (name == "tls") {
+      // Which side of a Sentinel deployment speaks TLS (the scheme says both).
+      if (value == "both") {
+        t.tls_data = t.tls_sentinels = true;
+      } else if (value == "sentinels") {
+        t.tls_sentinels = true;
+        t.tls_data = false;
+      } else if (value == "data") {
+        t.tls_data = true;
+        t.tls_sentinels = false;
+      } else {
+        bad_url(url, "tls must be both, sentinels or data, not '" + std::string(value) + "'");
+      }
     } else {
-      bad_url(url,
-              "unknown option '" + std::string(name) + "' (known: pubsub, replica_sync, replicas)");
+      bad_url(url, "unknown option '" + std::string(name) +
+                       "' (known: pubsub, replica_sync, replicas, tls_ca, tls_cert, tls_key, "
+                       "tls_server_name, tls)");
     }
     if (amp == std::string_view::npos) return;
     query = query.substr(amp + 1);
@@ -162,21 +185,31 @@ void parse_options(std::string_view url, std::string_view query, target& t) {
 
 target parse_target(std::string_view url) {
   target t;
-  std::string_view rest;
-  if (url.starts_with("redis://")) {
-    rest = url.substr(8);
-  } else if (url.starts_with("redis-cluster://")) {
-    rest = url.substr(16);
-    t.deployment = target::mode::cluster;
-  } else if (url.starts_with("redis-sentinel://")) {
-    rest = url.substr(17);
-    t.deployment = target::mode::sentinel;
-  } else if (url.starts_with("rediss://") || url.starts_with("rediss-cluster://") ||
-             url.starts_with("rediss-sentinel://")) {
-    bad_url(url, "TLS is not supported");
+  std::string_view rest = url;
+  // "redis" or "rediss", then the deployment.
+  bool tls = false;
+  if (rest.starts_with("rediss")) {
+    tls = true;
+    rest.remove_prefix(6);
+  } else if (rest.starts_with("redis")) {
+    rest.remove_prefix(5);
   } else {
-    bad_url(url, "it must start with redis://, redis-cluster:// or redis-sentinel://");
+    rest = {};
   }
+  if (rest.starts_with("://")) {
+    rest.remove_prefix(3);
+  } else if (rest.starts_with("-cluster://")) {
+    rest.remove_prefix(11);
+    t.deployment = target::mode::cluster;
+  } else if (rest.starts_with("-sentinel://")) {
+    rest.remove_prefix(12);
+    t.deployment = target::mode::sentinel;
+  } else {
+    bad_url(url,
+            "it must start with redis://, redis-cluster:// or redis-sentinel:// (rediss://, "
+            "rediss-cluster://, rediss-sentinel:// with TLS)");
+  }
+  t.tls_data = t.tls_sentinels = tls;
   const bool cluster = t.deployment == target::mode::cluster;
   const bool sentinel = t.deployment == target::mode::sentinel;
 
@@ -199,6 +232,15 @@ target parse_target(std::string_view url) {
     rest = rest.substr(0, question);
     if (!t.replicas.empty() && (cluster || sentinel)) {
       bad_url(url, "replicas= is for a redis:// URL to a master: Sentinel and Cluster name theirs");
+    }
+    const bool tls_option = t.tls_ca || t.tls_cert || t.tls_key || t.tls_server_name ||
+                            t.tls_data != tls || t.tls_sentinels != tls;
+    if (tls_option && !tls) bad_url(url, "TLS options need a rediss scheme (rediss://...)");
+    if (t.tls_data != t.tls_sentinels && !sentinel) {
+      bad_url(url, "tls= names a side of a Sentinel deployment: rediss-sentinel:// only");
+    }
+    if (t.tls_cert.has_value() != t.tls_key.has_value()) {
+      bad_url(url, "tls_cert and tls_key go together");
     }
   }
   if (sentinel) {

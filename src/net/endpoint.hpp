@@ -40,21 +40,28 @@ struct target {
   // single: the master's replicas as ?replicas=host:port,... lists them; when given, their
   // number sizes WAIT instead of what the master's INFO says (a server that hides INFO).
   std::vector<endpoint> replicas;
+  // rediss://, rediss-cluster://: TLS to every node. rediss-sentinel://: TLS to the sentinels
+  // and to the data nodes, or to one side only with ?tls=sentinels or ?tls=data.
+  bool tls_data = false;
+  bool tls_sentinels = false;
+  // ?tls_ca=FILE&tls_cert=FILE&tls_key=FILE&tls_server_name=NAME (rediss schemes only): over
+  // config::tls's fields of the same names.
+  std::optional<std::string> tls_ca, tls_cert, tls_key, tls_server_name;
 };
 
 // The URL with its password replaced by ***, for every message that shows a URL.
 std::string redacted_url(std::string_view url);
 
-// Parses each form:
+// Parses each form, and its TLS twin (rediss://, rediss-cluster://, rediss-sentinel://):
 //   redis://[user[:password]@]host[:port][/db][?OPTIONS]
 //   redis-cluster://[user[:password]@]host[:port][,host[:port]...][?OPTIONS]
 //   redis-sentinel://[user[:password]@]host[:port][,host[:port]...]/master-name[/db][?OPTIONS]
 // OPTIONS: pubsub=MODE&replica_sync=MODE&replicas=HOST:PORT,..., any of them (replicas= on a
-// redis:// URL only). Ports default to 6379 (26379 for a
+// redis:// URL only); with TLS also tls_ca, tls_cert, tls_key, tls_server_name (percent-encoded)
+// and, for a sentinel URL, tls=both|sentinels|data. Ports default to 6379 (26379 for a
 // sentinel); IPv6 hosts go in brackets ([::1]:7000); percent-escapes in user and password are
-// decoded; a cluster URL takes no /db. rediss:// and the other TLS schemes are refused
-// (TLS is not supported). Throws relock::error(errc::invalid_argument) naming what is wrong,
-// with the URL redacted.
+// decoded; a cluster URL takes no /db. Throws relock::error(errc::invalid_argument) naming what
+// is wrong, with the URL redacted.
 target parse_target(std::string_view url);
 
 // One server's endpoint: parse_target for a redis:// URL, whose ?pubsub= it checks but drops

@@ -26,7 +26,8 @@ std::string config_quote(std::string_view value) {
 }
 
 std::string redis_config(const redis_options& options, std::uint16_t port,
-                         const std::filesystem::path& dir, const std::filesystem::path& logfile) {
+                         const std::filesystem::path& dir, const std::filesystem::path& logfile,
+                         std::uint16_t tls_port) {
   if (!options.acl_user.empty() && options.password.empty()) {
     throw std::invalid_argument("redis_options: acl_user '" + options.acl_user +
                                 "' needs a password");
@@ -56,6 +57,13 @@ std::string redis_config(const redis_options& options, std::uint16_t port,
     line("user default off resetpass");
   } else if (!options.password.empty()) {
     line("requirepass " + config_quote(options.password));
+  }
+  if (!options.tls_cert_file.empty()) {
+    line("tls-port " + std::to_string(tls_port));
+    line("tls-cert-file " + config_quote(options.tls_cert_file));
+    line("tls-key-file " + config_quote(options.tls_key_file));
+    line("tls-ca-cert-file " + config_quote(options.tls_ca_file));
+    line(std::string("tls-auth-clients ") + (options.tls_auth_clients ? "yes" : "no"));
   }
   for (const auto& extra : options.extra_config) line(extra);
   return c;

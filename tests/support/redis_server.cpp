@@ -44,6 +44,11 @@ redis_server::redis_server(redis_options options)
       dir_("relock-redis") {
   for (int attempt = 1;; ++attempt) {
     port_ = free_loopback_port();
+    if (!options_.tls_cert_file.empty()) {
+      do {
+        tls_port_ = free_loopback_port();
+      } while (tls_port_ == port_);
+    }
     if (launch() == launch_result::ready) return;
     if (attempt == launch_attempts) {
       throw std::runtime_error("redis-server could not bind a free port in " +
@@ -60,12 +65,19 @@ redis_server::~redis_server() {
   process_.kill();
 }
 
+namespace {
+std::string credentials_of(const redis_options& o) {
+  if (o.password.empty()) return {};
+  return percent_encode(o.acl_user) + ":" + percent_encode(o.password) + "@";
+}
+}  // namespace
+
 std::string redis_server::url() const {
-  std::string credentials;
-  if (!options_.password.empty()) {
-    credentials = percent_encode(options_.acl_user) + ":" + percent_encode(options_.password) + "@";
-  }
-  return "redis://" + credentials + host_ + ":" + std::to_string(port_);
+  return "redis://" + credentials_of(options_) + host_ + ":" + std::to_string(port_);
+}
+
+std::string redis_server::tls_url(const std::string& host) const {
+  return "rediss://" + credentials_of(options_) + host + ":" + std::to_string(tls_port_);
 }
 
 void redis_server::stop() { process_.stop(); }
@@ -95,7 +107,7 @@ void redis_server::start() {
 redis_server::launch_result redis_server::launch() {
   const auto config = dir() / "redis.conf";
   const auto log = dir() / "redis.log";
-  write_file(config, redis_config(options_, port_, dir(), log));
+  write_file(config, redis_config(options_, port_, dir(), log, tls_port_));
   // The log is also the child's stdout/stderr: config errors are printed before Redis opens it.
   process_.spawn({program_.string(), config.string()}, log);
   return process_.wait_started([this] { return answers_as_ours(); }, ready_timeout,

@@ -34,6 +34,9 @@ class redis_server {
   std::uint16_t port() const { return port_; }
   // redis://[user:password@ or :password@]127.0.0.1:PORT, credentials percent-encoded.
   std::string url() const;
+  // With TLS (redis_options::tls_cert_file): its port, and rediss://...@HOST:TLS_PORT.
+  std::uint16_t tls_port() const { return tls_port_; }
+  std::string tls_url(const std::string& host = "127.0.0.1") const;
   // The current (or last) server process; changes when start() runs it again.
   pid_t pid() const { return process_.pid(); }
   const std::filesystem::path& dir() const { return dir_.path(); }
@@ -62,6 +65,7 @@ class redis_server {
   redis_options options_;
   std::string host_ = "127.0.0.1";
   std::uint16_t port_ = 0;
+  std::uint16_t tls_port_ = 0;
   std::filesystem::path program_;
   temp_dir dir_;  // declared before process_: the process dies before its dir goes
   server_process process_;

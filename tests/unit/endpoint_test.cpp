@@ -174,7 +174,9 @@ TEST(parse_target, refuses_bad_urls_with_a_reason) {
       {"redis-sentinel://h1,,h2/m", "empty host"},
       {"redis-sentinel://h1/m/x", "database 'x'"},
       {"redis-sentinel://h1/m?replica_sync=maybe", "auto, on or off, not 'maybe'"},
-      {"rediss-sentinel://h1/m", "TLS is not supported"},
+      {"rediss-sentinel://h1/m?tls=maybe", "both, sentinels or data, not 'maybe'"},
+      {"redis-sentinel://h1/m?tls=data", "need a rediss scheme"},
+      {"redis-sentinel://h1/m?tls=sentinels", "need a rediss scheme"},
       {"redis://h?replicas=", "empty host in replicas="},
       {"redis://h?replicas=a:1,,b", "empty host in replicas="},
       {"redis://h?replicas=a:x", "port 'x'"},
@@ -199,8 +201,15 @@ TEST(parse_target, refuses_bad_urls_with_a_reason) {
       {"redis://h?pubsub=classic&", "unknown option ''"},
       {"redis://h?pubsub=classic&pubsub=sharded", "twice"},
       {"redis-cluster://h?PUBSUB=classic", "unknown option"},
-      {"rediss://h", "TLS is not supported"},
-      {"rediss-cluster://h1,h2", "TLS is not supported"},
+      {"redis://h?tls_ca=/ca.pem", "need a rediss scheme"},
+      {"redis-cluster://h1?tls_server_name=x", "need a rediss scheme"},
+      {"rediss://h?tls_cert=/c.pem", "tls_cert and tls_key go together"},
+      {"rediss://h?tls_key=/k.pem", "tls_cert and tls_key go together"},
+      {"rediss://h?tls_ca=", "empty tls_ca="},
+      {"rediss://h?tls_ca=a&tls_ca=b", "tls_ca given twice"},
+      {"rediss://h?tls=data", "rediss-sentinel:// only"},
+      {"redisss://h", "must start with redis://"},
+      {"rediss:/h", "must start with redis://"},
   };
   for (const auto& r : rows) {
     EXPECT_NE(refusal(r.url).find(r.says), std::string::npos) << r.url << " -> " << refusal(r.url);
@@ -235,6 +244,36 @@ TEST(parse_target, sentinel_urls) {
   EXPECT_EQ(listed.replicas[1].address(), "r2:6379");
 }
 
+TEST(parse_target, tls_urls) {
+  auto one = parse_target(
+      "rediss://app:pw@redis.example:6380/1?tls_ca=%2Fetc%2Fca.pem&tls_server_name=redis.internal"
+      "&tls_cert=/c.pem&tls_key=/k.pem");
+  EXPECT_TRUE(one.tls_data);
+  EXPECT_EQ(one.nodes[0].address(), "redis.example:6380");
+  EXPECT_EQ(one.nodes[0].db, 1);
+  EXPECT_EQ(one.tls_ca, "/etc/ca.pem");
+  EXPECT_EQ(one.tls_server_name, "redis.internal");
+  EXPECT_EQ(one.tls_cert, "/c.pem");
+  EXPECT_EQ(one.tls_key, "/k.pem");
+  EXPECT_FALSE(parse_target("redis://h").tls_data);
+  EXPECT_EQ(parse_target("redis://h").tls_ca, std::nullopt);
+
+  auto cluster = parse_target("rediss-cluster://h1:7000,h2:7001");
+  EXPECT_EQ(cluster.deployment, target::mode::cluster);
+  EXPECT_TRUE(cluster.tls_data);
+  EXPECT_EQ(cluster.nodes.size(), 2u);
+
+  auto both = parse_target("rediss-sentinel://s1,s2/mymaster");
+  EXPECT_EQ(both.deployment, target::mode::sentinel);
+  EXPECT_TRUE(both.tls_data && both.tls_sentinels);
+  auto data_only = parse_target("rediss-sentinel://s1/m?tls=data");
+  EXPECT_TRUE(data_only.tls_data);
+  EXPECT_FALSE(data_only.tls_sentinels);
+  auto sentinels_only = parse_target("rediss-sentinel://s1/m?tls=sentinels");
+  EXPECT_FALSE(sentinels_only.tls_data);
+  EXPECT_TRUE(sentinels_only.tls_sentinels);
+}
+
 TEST(parse_url, a_cluster_url_is_not_one_server) {
   try {
     parse_url("redis-cluster://h1,h2");
@@ -248,8 +287,8 @@ TEST(parse_url, a_cluster_url_is_not_one_server) {
 TEST(parse_target, never_shows_a_password_in_its_errors) {
   for (const char* bad :
        {"redis-cluster://:s3cret@h1,h2:abc", "redis-cluster://app:s3cret@h1/0",
-        "redis-cluster://app:s3cret@h1,,h2", "rediss-cluster://app:s3cret@h1", "rediss://s3cret@h",
-        "redis://:s3cret@h?pubsub=x", "redis://app:s3cret@h1,h2",
+        "redis-cluster://app:s3cret@h1,,h2", "rediss-cluster://app:s3cret@h1?tls=data",
+        "rediss://s3cret@h?tls_key=k", "redis://:s3cret@h?pubsub=x", "redis://app:s3cret@h1,h2",
         "redis-cluster://app:pa?s3cret@h1?pubsub=x", "redis-cluster://:pa,s3cret@h1,"}) {
     const std::string what = refusal(bad);
     EXPECT_EQ(what.find("s3cret"), std::string::npos) << what;
