@@ -37,6 +37,8 @@ class category_impl final : public std::error_category {
         return "no replica acknowledged the write";
       case errc::not_initialized:
         return "the semaphore was never given permits (its name holds nothing)";
+      case errc::no_permission:
+        return "the server's ACL does not allow it (NOPERM)";
     }
     return "unknown relock error";
   }

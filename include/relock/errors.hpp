@@ -29,6 +29,7 @@ enum class errc {
   no_synced_replicas,    // replica sync is on and no replica acknowledged the write in time
                          // (or the master refused it: NOREPLICAS); an acquire was rolled back
   not_initialized,       // a semaphore whose name holds nothing: no permits were ever set
+  no_permission,         // the server's ACL denies this user a command, key or channel (NOPERM)
 };
 
 RELOCK_API const std::error_category& error_category() noexcept;

@@ -32,6 +32,11 @@ std::error_code classify(const resp::reply& r) {
   const std::string_view code = r.error_code();
   if (code == "WRONGTYPE") return errc::wrong_type;
   if (code == "NOAUTH" || code == "WRONGPASS") return errc::auth_failed;
+  // The user's ACL rules leave out a command, a key or a channel (README, least privilege);
+  // inside a script Redis 7.0 says so with ERR and these words.
+  if (code == "NOPERM" || r.str.find("The user executing the script can't") != std::string::npos) {
+    return errc::no_permission;
+  }
   // min-replicas-to-write: the master has too few replicas to take a write.
   if (code == "NOREPLICAS") return errc::no_synced_replicas;
   return errc::server_error;

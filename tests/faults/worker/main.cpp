@@ -136,6 +136,8 @@ std::string error_name(std::error_code ec) {
       return "no_synced_replicas";
     case relock::errc::not_initialized:
       return "not_initialized";
+    case relock::errc::no_permission:
+      return "no_permission";
   }
   return ec.message();
 }

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: Apache-2.0
+// Least privilege: every kind under an ACL user with exactly the rules the README gives (read
+// from README.md, so the two cannot drift apart), and what a user without them gets: NOPERM as
+// errc::no_permission, with nothing written.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <string>
+
+#include <relock/client.hpp>
+#include <relock/errors.hpp>
+
+#include "support/raw_client.hpp"
+#include "support/redis_server.hpp"
+#include "support/tls_files.hpp"
+#include "support/wait.hpp"
+
+using namespace std::chrono_literals;
+using relock::errc;
+using relock::test::raw_client;
+using relock::test::redis_server;
+
+namespace {
+
+// The first code block after the README's least-privilege heading, joined into one line.
+std::string readme_rules() {
+  std::ifstream in(std::string(RELOCK_SOURCE_DIR) + "/README.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string s = text.str();
+  const auto heading = s.find("### Least privilege");
+  const auto open = s.find("```\n", heading);
+  const auto close = s.find("```", open + 4);
+  if (heading == std::string::npos || open == std::string::npos || close == std::string::npos) {
+    return {};
+  }
+  std::string rules = s.substr(open + 4, close - open - 4);
+  for (char& c : rules) {
+    if (c == '\n') c = ' ';
+  }
+  return rules;
+}
+
+// `rules` given to the user app (password app-pw); the default user keeps every right, for the
+// test's own raw client.
+redis_server server_with(const std::string& rules) {
+  return redis_server({.password = "admin-pw", .extra_config = {"user app on >app-pw " + rules}});
+}
+
+relock::config as_app(const redis_server& server) {
+  relock::config c;
+  c.url = "redis://app:app-pw@127.0.0.1:" + std::to_string(server.port());
+  c.watchdog_lease = 3s;
+  c.log = [](relock::log_level level, std::string_view text) {
+    if (level >= relock::log_level::warning)
+      std::fprintf(stderr, "relock: %.*s\n", int(text.size()), text.data());
+  };
+  return c;
+}
+
+std::string digest(raw_client& raw) { return raw.command({"DEBUG", "DIGEST"}).str; }
+
+template <class F>
+std::error_code error_of(F&& f, std::string* said = nullptr) {
+  try {
+    f();
+  } catch (const relock::error& e) {
+    if (said) *said = e.what();
+    return e.code();
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST(acl, the_readmes_rules_are_enough_for_every_kind) {
+  const std::string rules = readme_rules();
+  ASSERT_NE(rules.find("+evalsha"), std::string::npos) << "README block not found: " << rules;
+  auto server = server_with(rules);
+  relock::client client(as_app(server)), other(as_app(server));
+
+  auto lock = client.lock("app:lock");
+  lock.lock();
+  auto waited = std::async(std::launch::async, [&] {
+    auto l = other.lock("app:lock");
+    const bool got = l.try_lock(10s);
+    if (got) l.unlock();
+    return got;
+  });
+  auto raw = raw_client::to(server);
+  ASSERT_TRUE(relock::test::wait_until(
+      [&] {
+        return raw.command({"PUBSUB", "NUMSUB", "redisson_lock__channel:{app:lock}"})
+                   .elements.at(1)
+                   .integer == 1;
+      },
+      5s));
+  lock.unlock();
+  EXPECT_TRUE(waited.get());
+
+  auto fair = client.fair_lock("app:fair");
+  EXPECT_TRUE(fair.try_lock());
+  EXPECT_FALSE(other.fair_lock("app:fair").try_lock(50ms)) << "queued, then gave up";
+  fair.unlock();
+
+  auto rw = client.read_write_lock("app:rw");
+  rw.lock_shared();
+  rw.unlock_shared();
+  rw.lock();
+  rw.unlock();
+
+  auto fenced = client.fenced_lock("app:fenced");
+  EXPECT_GT(fenced.lock_and_get_token(), 0);
+  fenced.unlock();
+
+  auto spin = client.spin_lock("app:spin");
+  EXPECT_TRUE(spin.try_lock());
+  spin.unlock();
+
+  auto sem = client.semaphore("app:sem");
+  EXPECT_TRUE(sem.try_set_permits(2));
+  EXPECT_TRUE(sem.try_acquire(2));
+  sem.release(2);
+
+  auto permits = client.permit_expirable_semaphore("app:permits");
+  EXPECT_TRUE(permits.try_set_permits(1));
+  const std::string id = permits.acquire();
+  permits.release(id);
+
+  auto latch = client.count_down_latch("app:latch");
+  EXPECT_TRUE(latch.try_set_count(1));
+  latch.count_down();
+  EXPECT_TRUE(latch.await(1s));
+
+  auto queue = client.blocking_queue("app:queue");
+  EXPECT_TRUE(queue.offer("now"));
+  EXPECT_EQ(queue.poll(1s), std::optional<std::string>("now"));
+  auto delayed = client.delayed_queue("app:queue");  // its transfer lives as long as it does
+  delayed.offer("later", 50ms);
+  EXPECT_EQ(queue.poll(5s), std::optional<std::string>("later"));
+}
+
+TEST(acl, a_name_outside_the_rules_is_no_permission_and_writes_nothing) {
+  auto server = server_with(readme_rules());
+  relock::client client(as_app(server));
+  auto raw = raw_client::to(server);
+  const std::string before = digest(raw);
+  EXPECT_EQ(error_of([&] { client.lock("other:lock").try_lock(); }), errc::no_permission);
+  EXPECT_EQ(error_of([&] { client.fair_lock("other:fair").try_lock(); }), errc::no_permission);
+  EXPECT_EQ(error_of([&] { client.semaphore("other:sem").try_set_permits(1); }),
+            errc::no_permission);
+  EXPECT_EQ(error_of([&] { client.blocking_queue("other:queue").offer("x"); }),
+            errc::no_permission);
+  EXPECT_EQ(digest(raw), before);
+  try {
+    client.lock("other:lock").try_lock();
+  } catch (const relock::error& e) {
+    EXPECT_NE(std::string(e.what()).find("NOPERM"), std::string::npos) << e.what();
+  }
+}
+
+TEST(acl, a_command_left_out_is_no_permission_and_writes_nothing) {
+  // Everything but ZADD: a fair lock's waiter needs it to take its place in the queue.
+  std::string rules = readme_rules();
+  const auto at = rules.find(" +zadd");
+  ASSERT_NE(at, std::string::npos);
+  rules.erase(at, 6);
+  auto server = server_with(rules);
+  relock::client holder(as_app(server)), waiter(as_app(server));
+  auto raw = raw_client::to(server);
+  auto fair = holder.fair_lock("app:fair");
+  const auto held = error_of([&] { fair.lock(); });
+  const std::string before = digest(raw);
+  std::string said;
+  const auto waited = error_of([&] { waiter.fair_lock("app:fair").try_lock(200ms); }, &said);
+  EXPECT_EQ(digest(raw), before) << "the waiter wrote nothing";
+  EXPECT_EQ(waited, errc::no_permission) << said << "; the holder: " << held.message();
+  EXPECT_NE(said.find("can't run this command"), std::string::npos) << "said: " << said;
+  if (!held) fair.unlock();
+}
+
+TEST(acl, tls_and_an_acl_user_combine) {
+  static const relock::test::tls_files tls;
+  redis_server server({.password = "admin-pw",
+                       .extra_config = {"user app on >app-pw " + readme_rules()},
+                       .tls_cert_file = tls.server_cert(),
+                       .tls_key_file = tls.server_key(),
+                       .tls_ca_file = tls.ca()});
+  relock::config c;
+  c.url = "rediss://app:app-pw@localhost:" + std::to_string(server.tls_port());
+  c.tls.ca_file = tls.ca();
+  relock::client client(c);
+  auto lock = client.lock("app:over-tls");
+  EXPECT_TRUE(lock.try_lock());
+  lock.unlock();
+  EXPECT_EQ(error_of([&] { client.lock("other:over-tls").try_lock(); }), errc::no_permission);
+}
