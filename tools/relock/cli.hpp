@@ -30,6 +30,21 @@ struct failure : std::runtime_error {
   int code;
 };
 
+// One setting as given, and where from: "--tls-ca" or "$RELOCK_TLS_CA", for messages; empty
+// `from`: not given.
+struct given_setting {
+  std::string value;
+  std::string from;
+  bool given() const { return !from.empty(); }
+};
+
+// The TLS flags and their environment twins (a flag wins over its twin), for rediss:// URLs.
+// Verification is turned off by the flag only: no variable can hide that in an environment.
+struct tls_options {
+  given_setting ca, cert, key, server_name;
+  bool insecure_skip_verify = false;  // --tls-insecure-skip-verify
+};
+
 struct global_options {
   std::string url;
   bool url_given = false;  // --url or $RELOCK_URL, as opposed to the built-in default
@@ -43,6 +58,7 @@ struct global_options {
   std::string replica_sync;                     // --replica-sync: auto, on, off; "" unset
   std::string sentinel_user;                    // --sentinel-user
   std::string sentinel_password;                // --sentinel-password or $RELOCK_SENTINEL_PASSWORD
+  tls_options tls;
   bool json = false;
 };
 
@@ -115,6 +131,14 @@ constexpr std::chrono::milliseconds min_connect_timeout{100};
 // at most the library's default.
 std::chrono::milliseconds connect_timeout_for(std::chrono::milliseconds wait);
 
+// The TLS settings of `t`, checked: files readable, a certificate with its key, no empty name.
+// Throws failure(exit_usage) naming the flag or variable. TLS flags with a URL that is not
+// rediss://... are refused too (`url`: the one they would apply to); their twins are ignored
+// there, so one environment can serve plain and TLS deployments.
+relock::tls_settings tls_settings_of(const tls_options& t, const std::string& url);
+// Whether `url` asks for TLS: rediss://, rediss-cluster://, rediss-sentinel://.
+bool tls_url(const std::string& url);
+
 relock::config make_config(const global_options& g);
 // Connects, turning the library's connection errors into one line that says what to do.
 relock::client connect(const global_options& g, relock::config settings);
@@ -122,6 +146,11 @@ relock::client connect(const global_options& g, relock::config settings);
 [[noreturn]] void fail_to_connect(const global_options& g, const relock::error& e);
 // Whether `e` says Redis did not answer (down, stopped, too slow), not that it refused us.
 bool unanswered(const std::system_error& e);
+// Whether `e` says the TLS handshake failed: a certificate refused (ours or the server's).
+bool tls_refused(const std::system_error& e);
+// Whether `e` says a server closed a connection it had accepted: over TLS, most often a
+// tls-auth-clients server that did not like the client's certificate (or its absence).
+bool closed_after_handshake(const std::system_error& e);
 // The same for an error of a later call, e.g. a connection lost under a command.
 [[noreturn]] void fail_with(const global_options& g, const std::system_error& e,
                             const std::string& doing);

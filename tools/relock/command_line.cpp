@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "help_text.hpp"
+#include "tls_flags.hpp"
 
 namespace relock_cli {
 namespace {
@@ -131,6 +132,7 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
                  "the sentinels' password (default $RELOCK_SENTINEL_PASSWORD, which keeps it out "
                  "of the process list)")
       ->type_name("PW");
+  add_tls_flags(app, g.tls);
   app.add_flag("--json", g.json, "status, unlock, demo: print one JSON object");
 
   run_options& r = c.run;

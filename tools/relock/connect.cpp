@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // From global options to a connected client, and library errors to one line for the user.
 #include <algorithm>
+#include <iostream>
 #include <vector>
 
 #include "cli.hpp"
@@ -105,6 +106,16 @@ relock::config make_config(const global_options& g) {
   if (g.replica_sync == "off") c.replica_sync = relock::replica_sync_mode::off;
   c.sentinel_user = g.sentinel_user;
   c.sentinel_password = g.sentinel_password;
+  c.tls = tls_settings_of(g.tls, g.url);
+  if (c.tls.insecure_skip_verification) {
+    // The library's warning, once per client: the one log line the CLI passes on (the others
+    // repeat what its own error says).
+    c.log = [](relock::log_level level, std::string_view line) {
+      if (level == relock::log_level::warning && line.find("without verification") != line.npos) {
+        std::cerr << "relock: warning: " << line << "\n" << std::flush;
+      }
+    };
+  }
   if (g.connect_timeout) c.connect_timeout = *g.connect_timeout;
   if (g.watchdog_seconds) {
     c.watchdog_lease = to_duration(*g.watchdog_seconds, "--watchdog-timeout", true);
@@ -122,6 +133,23 @@ relock::config make_config(const global_options& g) {
 void fail_with(const global_options& g, const std::system_error& e, const std::string& doing) {
   const auto code = e.code();
   const std::string where = doing + ": Redis at " + shown_url(g.url);
+  if (tls_refused(e)) {
+    const std::string_view what = e.what();
+    const char* advice =
+        what.find("does not name") != what.npos
+            ? "give the name its certificate carries with --tls-server-name"
+        : what.find("certificate was refused") != what.npos
+            ? "give the CA that signed it with --tls-ca (or $RELOCK_TLS_CA)"
+            : "is that its TLS port, and does it want a client certificate (--tls-cert and "
+              "--tls-key)?";
+    throw failure(exit_usage, where + ": " + e.what() + "; " + advice);
+  }
+  if (tls_url(g.url) && closed_after_handshake(e)) {
+    throw failure(exit_usage,
+                  where + " closed the TLS connection once it was made (" + e.what() +
+                      "); a server with tls-auth-clients does that to a client without a "
+                      "certificate it trusts: give one with --tls-cert and --tls-key");
+  }
   if (unanswered(e)) {
     throw failure(exit_usage,
                   where + " is unreachable (" + e.what() + "); start it, or " +
@@ -137,7 +165,25 @@ void fail_with(const global_options& g, const std::system_error& e, const std::s
   throw failure(exit_usage, doing + ": " + e.what());
 }
 
+bool tls_refused(const std::system_error& e) {
+  // The library's words for a handshake that failed (src/net/connection.cpp): an answer, and
+  // a refusal, not silence.
+  return e.code() == relock::errc::connection &&
+         std::string_view(e.what()).find("TLS handshake with ") != std::string_view::npos;
+}
+
+bool closed_after_handshake(const std::system_error& e) {
+  // TLS 1.3 ends the handshake before the server checks the client's certificate: its refusal
+  // reaches relock as a reset (or close) on the first write or read, not as a handshake error.
+  const std::string_view what = e.what();
+  return e.code() == relock::errc::connection &&
+         (what.find("Connection reset by peer") != what.npos ||
+          what.find("closed by the server") != what.npos || what.find("Broken pipe") != what.npos ||
+          what.find("alert") != what.npos);
+}
+
 bool unanswered(const std::system_error& e) {
+  if (tls_refused(e)) return false;
   return e.code() == relock::errc::connection || e.code() == relock::errc::timeout;
 }
 

@@ -13,6 +13,7 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <utility>
 
 #include "cli.hpp"
 #include "demo.hpp"
@@ -74,7 +75,9 @@ std::string serving_node(const global_options& g, const std::string& name) {
 
 // Workers are this binary again, as real separate processes with the signal mask relock
 // started with (the demo itself blocks the stop signals to clean up when they come). The URL
-// goes in their environment, not on their command line, where `ps` would show its password.
+// goes in their environment, not on their command line, where `ps` would show its password;
+// the TLS settings go there too, as their $RELOCK_TLS_* twins, the demo's own replacing any
+// inherited. Turning verification off stays a flag, as it is for relock itself.
 pid_t spawn_worker(const global_options& g, const demo_options& o, int index,
                    const sigset_t& mask) {
   // The binary's real path, so `ps` shows the workers as relock, not as "exe".
@@ -82,14 +85,26 @@ pid_t spawn_worker(const global_options& g, const demo_options& o, int index,
   if (readlink("/proc/self/exe", self, sizeof self - 1) <= 0) std::strcpy(self, "/proc/self/exe");
   std::vector<std::string> args{self};
   if (g.watchdog_seconds) args.insert(args.end(), {"--watchdog-timeout", *g.watchdog_seconds});
+  if (g.tls.insecure_skip_verify) args.push_back("--tls-insecure-skip-verify");
   args.insert(args.end(), {"demo-worker", "--iterations", std::to_string(o.iterations), "--worker",
                            std::to_string(index), "--prefix", o.prefix, "--dir", o.dir});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::vector<std::string> env{"RELOCK_URL=" + g.url};
+  const std::pair<const char*, const given_setting*> tls[] = {
+      {"RELOCK_TLS_CA=", &g.tls.ca},
+      {"RELOCK_TLS_CERT=", &g.tls.cert},
+      {"RELOCK_TLS_KEY=", &g.tls.key},
+      {"RELOCK_TLS_SERVER_NAME=", &g.tls.server_name}};
+  for (const auto& [variable, setting] : tls) {
+    if (setting->given()) env.push_back(variable + setting->value);
+  }
   for (char** e = environ; *e != nullptr; ++e) {
-    if (!std::string_view(*e).starts_with("RELOCK_URL=")) env.emplace_back(*e);
+    const std::string_view entry(*e);
+    if (!entry.starts_with("RELOCK_URL=") && !entry.starts_with("RELOCK_TLS_")) {
+      env.emplace_back(entry);
+    }
   }
   std::vector<char*> envp;
   for (auto& e : env) envp.push_back(e.data());

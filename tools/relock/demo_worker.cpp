@@ -19,7 +19,9 @@ std::int64_t now_ns() {
 }  // namespace
 
 int demo_worker(const global_options& g, const demo_options& o) {
-  auto client = connect(g, make_config(g));
+  auto settings = make_config(g);
+  settings.log = nullptr;  // the demo said it once: not once more per worker
+  auto client = connect(g, std::move(settings));
   auto lock = client.lock(demo::lock_name(o.prefix));
   std::string holds;
   try {
