@@ -99,6 +99,7 @@ struct demo_options {
   int workers = 8;
   int iterations = 250;
   bool cluster = false;  // on a Redis Cluster: --url's, else a private one (private_redis.hpp)
+  bool tls = false;      // over TLS: --url's rediss://, else a private server with its own CA
   int worker_index = 0;  // demo-worker only
   std::string prefix;    // demo-worker only: the run's lock name (demo.hpp)
   std::string dir;       // demo-worker only: the run's files (demo.hpp)

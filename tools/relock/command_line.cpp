@@ -34,7 +34,7 @@ std::string usage_of(const CLI::App& app) {
       return "relock semaphore release NAME PERMIT | set NAME N | add NAME N";
     }
     if (name == "unlock") return "relock unlock --force NAME";
-    if (name == "demo") return "relock demo [--workers N] [--iterations M] [--cluster]";
+    if (name == "demo") return "relock demo [--workers N] [--iterations M] [--cluster] [--tls]";
   }
   return "relock [OPTIONS] run|status|queue|semaphore|unlock|demo ...; see relock --help";
 }
@@ -281,6 +281,9 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
   demo->add_flag("--cluster", d.cluster,
                  "on a Redis Cluster: the redis-cluster:// --url, or with none a private one of "
                  "3 masters (redis-server and redis-cli from PATH)");
+  demo->add_flag("--tls", d.tls,
+                 "over TLS: the rediss:// --url, or with none a private redis-server that speaks "
+                 "only TLS, with a throwaway CA of its own");
 
   auto* worker = app.add_subcommand("demo-worker", "")->group("");  // hidden: the demo's processes
   worker->add_option("--iterations", d.iterations)->required();

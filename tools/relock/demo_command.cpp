@@ -42,18 +42,38 @@ bool answers(const std::string& url) {
 
 // Where the demo runs: the URL given (--url, $RELOCK_URL), else the default URL when something
 // answers there, else a private Redis. A cluster demo runs on a cluster: the one given, else its
-// own (the default URL names one server).
-std::unique_ptr<private_redis> private_redis_for(const global_options& given, bool cluster) {
-  if (cluster && given.url_given && !given.url.starts_with("redis-cluster://")) {
+// own (the default URL names one server). A TLS demo runs over TLS: the rediss:// URL given,
+// else a private server that speaks nothing else (the default URL is plain).
+std::unique_ptr<private_redis> private_redis_for(const global_options& given,
+                                                 const demo_options& o) {
+  if (o.cluster && given.url_given && !given.url.starts_with("redis-cluster://") &&
+      !given.url.starts_with("rediss-cluster://")) {
     throw failure(exit_usage, "demo --cluster: " + shown_url(given.url) +
                                   " is no redis-cluster:// URL; give one, or none for a private "
                                   "cluster");
   }
-  if (given.url_given || (!cluster && answers(given.url))) return nullptr;
-  if (cluster) {
+  if (o.tls && given.url_given && !tls_url(given.url)) {
+    throw failure(exit_usage, "demo --tls: " + shown_url(given.url) +
+                                  " is no rediss:// URL; give one, or none for a private server "
+                                  "over TLS");
+  }
+  if (o.tls && o.cluster && !given.url_given) {
+    throw failure(exit_usage,
+                  "demo --tls --cluster: the demo makes no private cluster over TLS; give "
+                  "--url rediss-cluster://HOST:PORT,..., or leave out one of the two");
+  }
+  if (given.url_given || (!o.cluster && !o.tls && answers(given.url))) return nullptr;
+  if (o.cluster) {
     auto own = std::make_unique<private_redis>(private_redis::shape::cluster);
     std::cerr << "relock demo: started a private Redis Cluster (3 masters) at " << own->url()
               << " for the demo\n";
+    return own;
+  }
+  if (o.tls) {
+    auto own = std::make_unique<private_redis>(private_redis::shape::tls_server);
+    std::cerr << "relock demo: started a private redis-server at " << own->url()
+              << " for the demo, TLS only, its certificate from a throwaway CA (" << own->ca_file()
+              << ")\n";
     return own;
   }
   auto own = std::make_unique<private_redis>(private_redis::shape::server);
@@ -188,8 +208,13 @@ int demo_command(const global_options& given, const demo_options& options) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, &started_mask);
 
   global_options g = given;
-  const auto own = private_redis_for(given, options.cluster);
+  const auto own = private_redis_for(given, options);
   if (own) g.url = own->url();
+  if (own && !own->ca_file().empty()) {
+    // Our own server, our own CA: settings meant for other servers have no say here.
+    g.tls = tls_options{};
+    g.tls.ca = {own->ca_file(), "the demo's CA"};
+  }
   demo_options o = options;
   o.prefix = "relock-demo:" + std::to_string(getpid());
 

@@ -84,9 +84,11 @@ void private_redis::fail(const std::string& what, const std::string& log) {
 }
 
 private_redis::private_redis(shape s) : shape_(s) {
-  if (shape_ == shape::server) {
+  if (shape_ == shape::tls_server) tls_ = make_throwaway_tls(own_.dir.path());
+  if (shape_ != shape::cluster) {
     std::set<unsigned> taken;
-    url_ = "redis://127.0.0.1:" + std::to_string(start_server(own_.dir.path(), taken));
+    const auto port = std::to_string(start_server(own_.dir.path(), taken));
+    url_ = (shape_ == shape::tls_server ? "rediss://127.0.0.1:" : "redis://127.0.0.1:") + port;
     return;
   }
   std::set<unsigned> taken;  // every node's port and bus port
@@ -111,19 +113,10 @@ std::uint16_t private_redis::start_server(const std::string& dir, std::set<unsig
     const auto port = loopback::free_port(taken, node);
     taken.insert(port);
     if (node) taken.insert(port + loopback::bus_offset);
-    std::vector<std::string> args{"redis-server", "--port", std::to_string(port)};
-    args.insert(args.end(), {"--bind", "127.0.0.1", "--dir", dir, "--logfile", log});
-    args.insert(args.end(), {"--save", "", "--appendonly", "no"});  // a demo's data: not kept
-    if (node) {
-      args.insert(args.end(), {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"});
-    }
-    const pid_t pid = own_.spawn(args, log);
-    // Its PID in INFO, not just an answer: if another process took the port first, ours
-    // exits, and the other one would answer.
-    const std::string ours = "process_id:" + std::to_string(pid) + "\r\n";
+    const pid_t pid = own_.spawn(server_args(port, dir, log), log);
     const auto deadline = steady::now() + ready_timeout;
     for (;;) {
-      if (loopback::ask(port, "INFO server", 200ms).find(ours) != std::string::npos) return port;
+      if (ours_answers(port, pid)) return port;
       if (const auto status = own_.ended(pid)) {
         if (not_found(*status)) {
           fail(node ? "demo --cluster: no redis-server on PATH to start a private cluster; "
@@ -132,7 +125,10 @@ std::uint16_t private_redis::start_server(const std::string& dir, std::set<unsig
                       "one; install redis-server or pass --url",
                "");
         }
-        if (attempt == start_attempts) fail("demo: the private redis-server exited at start", log);
+        if (attempt == start_attempts || shape_ == shape::tls_server) {
+          // With TLS, most likely a redis-server built without it: no other port would help.
+          fail("demo: the private redis-server exited at start", log);
+        }
         break;  // another port
       }
       if (steady::now() > deadline) {
@@ -142,6 +138,43 @@ std::uint16_t private_redis::start_server(const std::string& dir, std::set<unsig
       }
       std::this_thread::sleep_for(poll_interval);
     }
+  }
+}
+
+std::vector<std::string> private_redis::server_args(std::uint16_t port, const std::string& dir,
+                                                    const std::string& log) const {
+  const std::string port_text = std::to_string(port);
+  std::vector<std::string> args{"redis-server"};
+  if (shape_ == shape::tls_server) {
+    // Port 0: no plain-text port at all, so everything the demo says goes over TLS.
+    args.insert(args.end(), {"--port", "0", "--tls-port", port_text, "--tls-cert-file",
+                             tls_.server_cert, "--tls-key-file", tls_.server_key,
+                             "--tls-ca-cert-file", tls_.ca_cert, "--tls-auth-clients", "no"});
+  } else {
+    args.insert(args.end(), {"--port", port_text});
+  }
+  args.insert(args.end(), {"--bind", "127.0.0.1", "--dir", dir, "--logfile", log});
+  args.insert(args.end(), {"--save", "", "--appendonly", "no"});  // a demo's data: not kept
+  if (shape_ == shape::cluster) {
+    args.insert(args.end(), {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"});
+  }
+  return args;
+}
+
+bool private_redis::ours_answers(std::uint16_t port, pid_t pid) const {
+  if (shape_ != shape::tls_server) {
+    const std::string ours = "process_id:" + std::to_string(pid) + "\r\n";
+    return loopback::ask(port, "INFO server", 200ms).find(ours) != std::string::npos;
+  }
+  relock::config probe;
+  probe.url = "rediss://127.0.0.1:" + std::to_string(port);
+  probe.tls.ca_file = tls_.ca_cert;
+  probe.connect_timeout = 200ms;
+  try {
+    relock::client answered(probe);
+    return true;
+  } catch (const relock::error&) {
+    return false;
   }
 }
 

@@ -4,6 +4,8 @@
 // redis-server and redis-cli are taken from PATH. The servers die with us (PR_SET_PDEATHSIG)
 // and are stopped by PID, and the dir removed, when this object goes. Make it on the thread
 // that outlives it (the servers die with the thread that started them): the main thread.
+// With TLS, one server that speaks TLS only (port 0, a tls-port), its certificate signed by a
+// throwaway CA made in its dir (throwaway_ca.hpp): url() is rediss://, ca_file() that CA.
 #pragma once
 
 #include <sys/types.h>
@@ -15,17 +17,20 @@
 #include <vector>
 
 #include "demo_dir.hpp"
+#include "throwaway_ca.hpp"
 
 namespace relock_cli {
 
 class private_redis {
  public:
-  enum class shape { server, cluster };
+  enum class shape { server, cluster, tls_server };
 
   // Returns once the server answers, or once every node of the cluster says cluster_state:ok.
   // Throws failure (exit_usage) when it does not come up, naming the log that says why.
   explicit private_redis(shape s);
   const std::string& url() const { return url_; }
+  // The CA to trust for a tls_server; empty otherwise.
+  const std::string& ca_file() const { return tls_.ca_cert; }
 
  private:
   // The processes started and their dir: stopped by PID, reaped and removed when it goes, also
@@ -43,11 +48,18 @@ class private_redis {
   };
 
   std::uint16_t start_server(const std::string& dir, std::set<unsigned>& taken);
+  std::vector<std::string> server_args(std::uint16_t port, const std::string& dir,
+                                       const std::string& log) const;
+  // Whether the server `pid` answers on `port`: its PID in INFO, or for TLS a handshake that
+  // our CA's certificate passes. Either way a process that took the port first is not taken for
+  // ours: it cannot have our PID, nor a certificate from a CA made a moment ago.
+  bool ours_answers(std::uint16_t port, pid_t pid) const;
   void create_cluster(const std::vector<std::uint16_t>& ports);
   [[noreturn]] void fail(const std::string& what, const std::string& log);
 
   shape shape_;
   processes own_;
+  throwaway_tls tls_;  // tls_server only
   std::string url_;
 };
 
