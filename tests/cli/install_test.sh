@@ -61,4 +61,8 @@ expect take relock queue t
 expect release relock semaphore r
 expect sharded relock --pubsub sh
 expect --force relock unlock --f
+expect --tls-insecure-skip-verify relock --tls-i
+expect --tls relock demo --tl
+expect "$page" relock --tls-ca "$page"
+expect --wait relock --tls-ca ca.pem run --wa  # a TLS flag's value is no subcommand
 echo "install_test: ok ($prefix)"

@@ -9,6 +9,7 @@ inline constexpr const char* synopsis =
     R"(flock(1) across hosts: Redisson-compatible distributed locks on Redis.
 
   relock [--url URL] [--pubsub MODE] [--watchdog-timeout SEC] [--json] COMMAND ...
+         [--tls-ca FILE] [--tls-cert FILE --tls-key FILE] [--tls-server-name NAME]
   relock run [-w SEC] [-n] [-E N] [--lease SEC] [--kind K] [-s|-x] NAME -- COMMAND [ARG...]
   relock run [OPTIONS] --all NAME,NAME... -- COMMAND [ARG...]
   relock run [OPTIONS] --redlock URL,URL,URL NAME -- COMMAND [ARG...]
@@ -17,7 +18,7 @@ inline constexpr const char* synopsis =
   relock queue offer NAME VALUE|- [--delay SEC] | take NAME [-w SEC] [--raw] | size NAME
   relock semaphore release NAME PERMIT | set NAME N | add NAME N
   relock unlock --force NAME
-  relock demo [--workers N] [--iterations M] [--cluster]
+  relock demo [--workers N] [--iterations M] [--cluster] [--tls]
 
 URL: redis://[user[:password]@]host[:port][/db], or a Redis Cluster by any of
 its nodes: redis-cluster://[user[:password]@]host:port[,host:port...], or the
@@ -25,6 +26,18 @@ master that Sentinel watches: redis-sentinel://[user[:password]@]host:port[,...]
 (the URL's credentials are the data nodes'; the sentinels' go in --sentinel-user
 and --sentinel-password or $RELOCK_SENTINEL_PASSWORD). With replicas, lock writes
 wait for one to acknowledge them (--replica-sync).
+
+TLS: rediss://, rediss-cluster://, rediss-sentinel://. The server's certificate
+is checked against --tls-ca FILE (else the system's CAs) and the host in the URL
+(--tls-server-name NAME when the URL gives an address the certificate does not
+name); --tls-cert FILE and --tls-key FILE for servers with tls-auth-clients.
+Each flag has a twin: $RELOCK_TLS_CA, $RELOCK_TLS_CERT, $RELOCK_TLS_KEY,
+$RELOCK_TLS_SERVER_NAME; a flag wins over its twin, and the URL's tls_ca=,
+tls_cert=, tls_key=, tls_server_name= win over both. The flags with a plain
+redis:// URL are refused; the variables are ignored there.
+--tls-insecure-skip-verify accepts any certificate (test benches only: anyone in
+between can read the traffic, password included; relock warns on stderr); it
+has no variable.
 
 Timeouts: run -w SEC and queue take -w SEC are deadlines for everything before
 the command or the value, connecting to Redis included (connecting gets at
@@ -39,7 +52,8 @@ inline constexpr const char* exit_codes = R"(Exit codes:
            queue take: nothing came within --wait; semaphore release: no such
            permit taken; unlock: the lock was not held; demo: the count came out wrong
   2        bad flags, Redis unreachable (or not answering within the connect
-           timeout), a name, value or duration refused
+           timeout), a TLS certificate or file refused, a name, value or duration
+           refused
   3        run: the lock was lost while the command ran; the command got SIGTERM
   126/127  run: the command could not be executed / was not found
   128+N    run: the command died of signal N (or relock did, waiting for the lock)
@@ -51,7 +65,8 @@ inline constexpr const char* run_exit_codes = R"(Exit codes:
   0        the command's own exit status (its 1, 2 or 3 pass through as well:
            when the code is relock's, relock says why on stderr)
   1        not acquired within --wait, or at once with -n (-E changes it)
-  2        bad flags, Redis unreachable, a name or duration refused
+  2        bad flags, Redis unreachable, a TLS certificate or file refused, a name
+           or duration refused
   3        the lock was lost while the command ran; the command got SIGTERM
   126/127  the command could not be executed / was not found
   128+N    the command died of signal N (or relock did, waiting for the lock))";
@@ -81,7 +96,7 @@ inline constexpr const char* unlock_exit_codes = R"(Exit codes:
 inline constexpr const char* demo_exit_codes = R"(Exit codes:
   0        the count came out exact
   1        the count came out wrong
-  2        bad flags, Redis unreachable)";
+  2        bad flags, Redis unreachable, a certificate refused)";
 
 inline constexpr const char* run_notes =
     R"(COMMAND is every word after NAME ("--" before it is optional).

@@ -31,14 +31,14 @@ void add_one(CLI::App& app, given_setting& s, const std::string& flag, const cha
 
 void add_tls_flags(CLI::App& app, tls_options& t) {
   add_one(app, t.ca, "--tls-ca", "RELOCK_TLS_CA",
-          "rediss://: the CAs to trust, a PEM file (else the system's)", "FILE");
+          "rediss://: the CAs to trust, a PEM file; else the system's", "FILE");
   add_one(app, t.cert, "--tls-cert", "RELOCK_TLS_CERT",
-          "rediss://: relock's certificate, for servers with tls-auth-clients (PEM)", "FILE");
-  add_one(app, t.key, "--tls-key", "RELOCK_TLS_KEY",
-          "rediss://: its private key (PEM, unencrypted)", "FILE");
+          "rediss://: relock's PEM certificate, for servers with tls-auth-clients", "FILE");
+  add_one(app, t.key, "--tls-key", "RELOCK_TLS_KEY", "rediss://: its PEM private key, unencrypted",
+          "FILE");
   add_one(app, t.server_name, "--tls-server-name", "RELOCK_TLS_SERVER_NAME",
-          "rediss://: the name the servers' certificates carry, when the URL names them "
-          "otherwise (an IP address)",
+          "rediss://: the name the servers' certificates carry, when the URL gives an IP "
+          "address or another name",
           "NAME");
   app.add_flag("--tls-insecure-skip-verify", t.insecure_skip_verify,
                "rediss://: accept any certificate; encrypted, but anyone in between can read and "

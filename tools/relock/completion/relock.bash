@@ -1,5 +1,5 @@
-# bash completion for relock(1): subcommands, their flags, and the values of --kind, --pubsub
-# and --replica-sync. Installed to share/bash-completion/completions/relock; needs nothing but
+# bash completion for relock(1): subcommands, their flags, the values of --kind, --pubsub
+# and --replica-sync, and files for the --tls-* flags that take one. Installed to share/bash-completion/completions/relock; needs nothing but
 # bash (not the bash-completion package's helpers).
 
 _relock() {
@@ -9,7 +9,8 @@ _relock() {
   ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
 
   local global_flags="--url --watchdog-timeout --pubsub --replica-sync --sentinel-user
-    --sentinel-password --json --help --version"
+    --sentinel-password --tls-ca --tls-cert --tls-key --tls-server-name
+    --tls-insecure-skip-verify --json --help --version"
   local subcommands="run status queue semaphore unlock demo"
 
   # The value of a flag that takes one.
@@ -26,9 +27,13 @@ _relock() {
       COMPREPLY=($(compgen -W "auto on off" -- "$cur"))
       return 0
       ;;
+    --tls-ca | --tls-cert | --tls-key)
+      COMPREPLY=($(compgen -f -- "$cur"))
+      return 0
+      ;;
     --url | --watchdog-timeout | --sentinel-user | --sentinel-password | -w | --wait | \
       -E | --conflict-exit-code | --lease | --all | --redlock | --semaphore | --delay | \
-      --workers | --iterations)
+      --workers | --iterations | --tls-server-name)
       COMPREPLY=()
       return 0
       ;;
@@ -40,7 +45,7 @@ _relock() {
     word=${COMP_WORDS[i]}
     case $word in
       --url | --watchdog-timeout | --pubsub | --replica-sync | --sentinel-user | \
-        --sentinel-password)
+        --sentinel-password | --tls-ca | --tls-cert | --tls-key | --tls-server-name)
         [[ -z $sub ]] && ((i++))
         continue
         ;;
@@ -75,7 +80,7 @@ _relock() {
       ;;
     status) flags="" ;;
     unlock) flags="--force" ;;
-    demo) flags="--workers --iterations --cluster" ;;
+    demo) flags="--workers --iterations --cluster --tls" ;;
     queue)
       case $action in
         "") COMPREPLY=($(compgen -W "offer take size" -- "$cur")); return 0 ;;
