@@ -142,6 +142,7 @@ TEST_F(cli_tls, bad_tls_input_is_exit_2_and_one_line_naming_the_flag) {
       {{"--tls-ca", t.ca(), "--tls-cert", t.client_cert(), "--tls-key", t.server_key()},
        {},
        "cannot use the client key"},
+      {{"--tls-ca", "/"}, {}, "--tls-ca '/': a directory"},
       {{"--tls-ca", ""}, {}, "--tls-ca is empty"},
       {{"--tls-server-name", ""}, {}, "--tls-server-name is empty"},
   };

@@ -3,6 +3,7 @@
 // The URL's tls_* options still override these, in the library (config.hpp).
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "cli.hpp"
@@ -16,6 +17,10 @@ std::string quoted(const given_setting& s) { return s.from + " '" + s.value + "'
 // Read now, so a wrong path is a usage error naming its flag, before any connection.
 void check_readable(const given_setting& file) {
   if (!file.given()) return;
+  std::error_code ignored;
+  if (std::filesystem::is_directory(file.value, ignored)) {
+    throw failure(exit_usage, quoted(file) + ": a directory; give a PEM file");
+  }
   std::ifstream in(file.value);
   if (!in) {
     throw failure(exit_usage, quoted(file) + ": cannot read it (" + std::strerror(errno) +
