@@ -162,6 +162,11 @@ void fail_with(const global_options& g, const std::system_error& e, const std::s
                                   (sentinel ? "give the sentinels' own with --sentinel-password"
                                             : "put user:password@ in the URL"));
   }
+  if (code == relock::errc::no_permission) {
+    throw failure(exit_usage, doing + ": " + e.what() +
+                                  "; the URL's ACL user lacks a command, key or channel relock "
+                                  "needs (README, \"Least privilege\")");
+  }
   throw failure(exit_usage, doing + ": " + e.what());
 }
 
