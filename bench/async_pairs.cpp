@@ -75,7 +75,7 @@ result run_async_pairs(const options& o, int n) {
     chains warm(client, prefix, n, clock::now() + std::chrono::milliseconds(100));
     warm.run().get();
   }
-  server_probe probe(o.url);
+  server_probe probe(o.probe());
   std::optional<chains> run;  // made inside the window, as the chains start from their end
   const auto [window, cpu, server] = run_window(o, probe, [&](clock::time_point end) {
     run.emplace(client, prefix, n, end);

@@ -70,7 +70,7 @@ result run_handoff_on(const options& o, const lock_kind& kind) {
     }
   }
   relock::client& client = *clients.front();
-  server_probe probe(o.url);
+  server_probe probe(o.probe());
 
   const int threads = o.threads;
   constexpr auto hold = std::chrono::milliseconds(1);

@@ -268,7 +268,7 @@ void add_rounds(result& r, round_figures& f, int awaiters) {
 result run_latch(const options& o) {
   relock::client client(client_settings(o));
   const int awaiters = o.threads;
-  raw_connection watch(o.url);
+  raw_connection watch(o.probe());
 
   auto rounds_on = [&](const std::string& name, clock::time_point end, std::int64_t wanted) {
     auto coordinator = client.count_down_latch(name);
@@ -287,7 +287,7 @@ result run_latch(const options& o) {
 
   rounds_on("bench:latch:warmup", clock::time_point::max(), warmup_rounds);
 
-  server_probe probe(o.url);
+  server_probe probe(o.probe());
   round_figures f;
   const auto [window, cpu, server] = run_window(
       o, probe, [&](clock::time_point end) { f = rounds_on("bench:latch", end, max_rounds); });
@@ -327,7 +327,7 @@ result run_latch_ceiling(const options& o) {
   };
   run_rounds(awaiters, clock::time_point::max(), 10, kind);  // warm-up
 
-  server_probe probe(o.url);
+  server_probe probe(o.probe());
   round_figures f;
   const auto [window, cpu, server] = run_window(
       o, probe, [&](clock::time_point end) { f = run_rounds(awaiters, end, max_rounds, kind); });

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // relock_bench --scenario NAME --rep N --url URL [--seconds S] [--threads T] [--locks L]
 //              [--connections C] [--busy-poll MICROSECONDS]
-//              [--variant V] [--clients C]
+//              [--variant V] [--clients C] [--probe-url URL]
 // Runs one scenario once and prints one JSON line. Exit codes: 0 done, 1 failed, 2 bad usage.
 #include <cstdio>
 #include <cstring>
@@ -48,6 +48,8 @@ int usage(const char* why) {
                "                    [--threads T] [--locks L] [--variant default|async]\n"
                "                    [--connections C] [--busy-poll MICROSECONDS]\n"
                "                    [--clients C] ((fair-)handoff: threads over C clients)\n"
+               "                    [--probe-url URL] (the server probe's plain redis:// URL of\n"
+               "                    the same server; default --url; needed with rediss://)\n"
                "scenarios: uncontended n-locks one-lock handoff many-held rw-read rw-mixed\n"
                "           fair-handoff fenced-uncontended\n"
                "           multi-3 (--url URL, or URL1,URL2,URL3: one member per server)\n"
@@ -92,6 +94,8 @@ int main(int argc, char** argv) {
         o.variant = value;
       else if (flag == "--clients")
         o.clients = std::stoi(value);
+      else if (flag == "--probe-url")
+        o.probe_url = value;
       else
         return usage(("unknown option " + flag).c_str());
     } catch (const std::exception&) {

@@ -68,7 +68,7 @@ result run_many_held(const options& o) {
   settings.watchdog_lease = lease;
   settings.on_lock_lost = [&](std::string_view, std::string_view, std::error_code) { ++lost; };
   relock::client client(settings);
-  server_probe probe(o.url);
+  server_probe probe(o.probe());
 
   std::vector<relock::Lock> locks;
   locks.reserve(o.locks);

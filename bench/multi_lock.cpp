@@ -88,7 +88,7 @@ result run_multi_lock(const options& o) {
 
   std::string probe_url = "redis-cluster://";
   for (std::size_t i = 0; i < urls.size(); ++i) probe_url += (i ? "," : "") + host_port(urls[i]);
-  server_probe probe(urls.size() == 1 ? o.url : probe_url);
+  server_probe probe(urls.size() == 1 ? o.probe() : probe_url);
 
   constexpr std::int64_t max_pairs = 1'000'000;  // each loop
   constexpr int block = 50;

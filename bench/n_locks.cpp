@@ -17,7 +17,7 @@ result run_n_locks(const options& o) {
   if (o.variant == "async") return run_async_pairs(o, o.threads);
   relock::config settings = client_settings(o);
   relock::client client(settings);
-  server_probe probe(o.url);
+  server_probe probe(o.probe());
 
   const int threads = o.threads;
   constexpr std::int64_t max_pairs_per_thread = 1'000'000;

@@ -15,7 +15,7 @@ namespace relock_bench {
 result run_one_lock(const options& o) {
   relock::config settings = client_settings(o);
   relock::client client(settings);
-  server_probe probe(o.url);
+  server_probe probe(o.probe());
   {
     auto warm = client.lock("bench:one-lock");
     for (int i = 0; i < 100; ++i) {

@@ -98,7 +98,7 @@ result run_queue(const options& o) {
 
   auto queue = client.blocking_queue("bench:queue");
   queue.clear();
-  server_probe probe(o.url);
+  server_probe probe(o.probe());
 
   constexpr std::int64_t max_per_producer = 1'000'000;
   std::vector<std::int64_t> offered(producers, 0), in_window(consumers, 0),
@@ -242,7 +242,7 @@ result run_queue_delayed(const options& o) {
   auto destination = client.blocking_queue("bench:queue-delayed");
   delayed.clear();
   destination.clear();
-  server_probe probe(o.url);
+  server_probe probe(o.probe());
 
   const auto max_elements = static_cast<std::int64_t>(o.seconds * rate) + 1;
   std::vector<int> seen(static_cast<std::size_t>(max_elements), 0);

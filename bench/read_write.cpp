@@ -72,7 +72,7 @@ struct warm_client {
   server_probe probe;
 
   warm_client(const options& o, const char* name, bool writes)
-      : client(client_settings(o)), probe(o.url) {
+      : client(client_settings(o)), probe(o.probe()) {
     auto rw = client.read_write_lock(name);
     for (int i = 0; i < 100; ++i) {
       rw.read_lock().lock();

@@ -62,7 +62,7 @@ result run_semaphore(const options& o) {
   // The measured semaphore: set afresh (bench/run flushed the server; a hand run may not have).
   auto semaphore = client.semaphore("bench:semaphore");
   set_permits(semaphore, permits);
-  server_probe probe(o.url);
+  server_probe probe(o.probe());
 
   std::vector<samples> wait(threads), pair(threads);
   std::vector<std::int64_t> pairs(threads, 0), errors(threads, 0), cancelled(threads, 0);

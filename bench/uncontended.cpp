@@ -51,7 +51,7 @@ result run_pairs(const options& o, relock::Lock& lock, Acquire acquire, Check ch
   }
   check.open();
 
-  server_probe probe(o.url);
+  server_probe probe(o.probe());
   constexpr std::int64_t max_pairs = 2'000'000;
   samples pair;
   pair.reserve(200'000);

@@ -15,6 +15,12 @@ import java.net.Socket;
 import java.net.URI;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -34,6 +40,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 
+import javax.net.ssl.TrustManagerFactory;
 import dev.relock.json.Json;
 
 import org.redisson.Redisson;
@@ -62,7 +69,7 @@ import org.redisson.config.SingleServerConfig;
  *
  * <pre>
  *   java -jar relock-bench-redisson.jar --scenario NAME --rep N --url URL [--seconds S]
- *        [--threads T] [--warmup S] [--variant V]
+ *        [--threads T] [--warmup S] [--variant V] [--probe-url URL]
  * </pre>
  *
  * Scenarios: uncontended, n-locks, one-lock, handoff, rw-read, rw-mixed (many-held is relock's
@@ -82,6 +89,9 @@ import org.redisson.config.SingleServerConfig;
  * T threads looping acquire() + release() on one RSemaphore of T/2 permits (bench/semaphore.cpp);
  * latch is T awaiters on one RCountDownLatch that a coordinator opens round after round, each
  * await()'s return timed from the clock before countDown() (bench/latch.cpp).
+ * rediss://host:port?tls_ca=FILE is one server over TLS, trusting the CA in FILE (bench/run's
+ * tls- scenarios, see tlsOptions); the probe then needs --probe-url, the same server's plain
+ * redis:// port (it speaks plain RESP).
  * Each mirrors its C++ twin in bench/*.cpp line by line: the same lock names, the same loops,
  * the same count bounds (per thread) and time bounds, the same grace before a blocked lock() is
  * cancelled (here: Thread.interrupt on lockInterruptibly()), the same server probe (CONFIG
@@ -112,6 +122,7 @@ public final class RedissonBench {
     int threads = 8;
     int locks = 10_000;  // many-held only; accepted for command-line parity
     double warmup = 2.0;
+    String probeUrl;  // null: the probe connects where --url points
   }
 
   static final class UsageException extends RuntimeException {
@@ -125,6 +136,8 @@ public final class RedissonBench {
   private static final String USAGE =
       "usage: java -jar relock-bench-redisson.jar --scenario NAME --rep N --url URL [--seconds S]\n"
           + "                                         [--threads T] [--warmup S] [--variant V]\n"
+          + "                                         [--probe-url URL] (the probe's plain"
+          + " redis:// URL of the same server; default --url; needed with rediss://)\n"
           + "scenarios: uncontended n-locks one-lock handoff rw-read rw-mixed\n"
           + "           fair-handoff (RFairLock) fenced-uncontended (RFencedLock)\n"
           + "           cluster-n-locks (n-locks; give a redis-cluster://h1:p1,h2:p2 URL)\n"
@@ -2081,6 +2094,7 @@ public final class RedissonBench {
       return config;
     }
     Config config = new Config();
+    tlsOptions(config, uri.getRawQuery());
     SingleServerConfig sc = config.useSingleServer();
     sc.setAddress(scheme + "://" + uri.getHost() + ":" + port);
     String userInfo = uri.getRawUserInfo();
@@ -2092,6 +2106,50 @@ public final class RedissonBench {
       sc.setDatabase(Integer.parseInt(path.substring(1)));
     }
     return config;
+  }
+
+  /**
+   * relock's ?tls_ca=FILE (percent-encoded path of a PEM bundle) onto a rediss:// single server:
+   * Redisson trusts the certificates in it and nothing else (Config.setSslTrustManagerFactory,
+   * built here from the PEM, so both drivers take the same URL); the host name is checked as
+   * Redisson does by default (SslVerificationMode.STRICT). relock's client-certificate options
+   * are refused (the bench does not use them); its other query options are ignored.
+   */
+  static void tlsOptions(Config config, String rawQuery) {
+    if (rawQuery == null || rawQuery.isEmpty()) {
+      return;
+    }
+    for (String option : rawQuery.split("&")) {
+      int eq = option.indexOf('=');
+      String name = eq < 0 ? option : option.substring(0, eq);
+      String value =
+          eq < 0 ? "" : URLDecoder.decode(option.substring(eq + 1), StandardCharsets.UTF_8);
+      if (name.equals("tls_cert") || name.equals("tls_key")) {
+        throw new UsageException(name + ": the Redisson peer takes no client certificate");
+      }
+      if (!name.equals("tls_ca")) {
+        continue;
+      }
+      try {
+        KeyStore trusted = KeyStore.getInstance(KeyStore.getDefaultType());
+        trusted.load(null, null);
+        int i = 0;
+        try (InputStream in = Files.newInputStream(Path.of(value))) {
+          for (Certificate c : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+            trusted.setCertificateEntry("ca-" + i++, c);
+          }
+        }
+        if (i == 0) {
+          throw new UsageException("tls_ca=" + value + ": no certificate in it");
+        }
+        TrustManagerFactory tmf =
+            TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+        tmf.init(trusted);
+        config.setSslTrustManagerFactory(tmf);
+      } catch (IOException | GeneralSecurityException e) {
+        throw new UsageException("tls_ca=" + value + ": " + e);
+      }
+    }
   }
 
   /** The host:port list of a query's replicas=h1:p1,h2:p2 (empty without one). */
@@ -2237,6 +2295,7 @@ public final class RedissonBench {
           case "--locks" -> o.locks = Integer.parseInt(value);
           case "--warmup" -> o.warmup = Double.parseDouble(value);
           case "--variant" -> o.variant = value;
+          case "--probe-url" -> o.probeUrl = value;
           default -> throw new UsageException("unknown option " + flag);
         }
       } catch (NumberFormatException e) {
@@ -2312,7 +2371,8 @@ public final class RedissonBench {
         case "latch" -> bench::latch;
         default -> throw new IllegalStateException(o.scenario);
       };
-      try (Probe probe = new Probe(urls.size() == 1 ? o.url : probeUrl(urls))) {
+      try (Probe probe = new Probe(o.probeUrl != null ? o.probeUrl
+          : urls.size() == 1 ? o.url : probeUrl(urls))) {
         if (o.warmup > 0) {
           scenario.run(o.warmup, null);  // JVM warm-up: same scenario, figures thrown away
         }
