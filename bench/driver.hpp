@@ -103,6 +103,9 @@ class server_probe {
   };
   window stop();
   std::int64_t dbsize();
+  // INFO stats total_connections_received, summed over the nodes (connect counts the
+  // connections a client opens with it).
+  std::int64_t connections_received();
 
  private:
   struct node {
@@ -172,6 +175,10 @@ result run_semaphore(const options& o);
 // round; latch-ceiling, the same rounds with a raw PUBLISH to T raw SUBSCRIBE connections.
 result run_latch(const options& o);
 result run_latch_ceiling(const options& o);
+// connect (connect.cpp): what a client costs to start, client after client: construction (every
+// connection up, TLS handshakes included for rediss://), the first lock() + unlock(), and
+// destruction.
+result run_connect(const options& o);
 
 // The scenario whose names and loops a deployment's scenario reuses: "cluster-n-locks" ->
 // "n-locks", any other -> itself.

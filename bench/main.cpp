@@ -39,6 +39,8 @@ const std::map<std::string, scenario_fn> scenarios = {
     {"latch", relock_bench::run_latch},
     // bench/run's ceiling for latch: the same rounds over raw PUBLISH / SUBSCRIBE connections.
     {"latch-ceiling", relock_bench::run_latch_ceiling},
+    // Clients started one after another: construction, first pair, destruction.
+    {"connect", relock_bench::run_connect},
 };
 
 int usage(const char* why) {
@@ -57,6 +59,7 @@ int usage(const char* why) {
                "           queue (--threads T: T/2 producers, the rest consumers) queue-delayed\n"
                "           semaphore (--threads T on T/2 permits) latch (--threads T awaiters)\n"
                "           latch-ceiling (latch's rounds on raw PUBLISH / SUBSCRIBE)\n"
+               "           connect (clients started one after another: connect, first pair)\n"
                "prints one JSON line; exit 0 done, 1 failed, 2 bad usage\n");
   return 2;
 }

@@ -148,4 +148,12 @@ std::int64_t server_probe::dbsize() {
   return sum;
 }
 
+std::int64_t server_probe::connections_received() {
+  std::int64_t sum = 0;
+  for (const auto& n : nodes_) {
+    sum += std::stoll(info_value(info(n, "stats"), "total_connections_received"));
+  }
+  return sum;
+}
+
 }  // namespace relock_bench
