@@ -188,7 +188,9 @@ client_core::client_core(config settings)
       for (auto& c : pool) c->start();
       return pool;
     };
-    executor_ = std::make_unique<exec::executor>(io_, topology::router(std::move(map)),
+    // Refreshed maps must stay at the ports this client speaks (a TLS cluster names both).
+    const auto ports = target.tls_data ? topology::port_kind::tls : topology::port_kind::plain;
+    executor_ = std::make_unique<exec::executor>(io_, topology::router(std::move(map), ports),
                                                  std::move(pools), std::move(make_pool),
                                                  executor_options(watching.sync.mode));
   } else {

@@ -22,6 +22,8 @@ struct answer {
 // One seed: ask for the map (SHARDS first).
 answer ask(const net::endpoint& seed, net::connection_options options,
            std::chrono::milliseconds command_timeout) {
+  // CLUSTER SHARDS names both ports of a TLS cluster; the map is kept at those we speak to.
+  const auto ports = options.tls.context ? topology::port_kind::tls : topology::port_kind::plain;
   resp::request asked;
   asked.push({"CLUSTER", "SHARDS"});
   asked.push({"CLUSTER", "SLOTS"});
@@ -41,7 +43,12 @@ answer ask(const net::endpoint& seed, net::connection_options options,
     std::string why;
     a.sharded = !replies[2].is_error();
     a.map = topology::slot_map::from_shards(replies[0], seed.host, &why);
-    if (!a.map) a.map = topology::slot_map::from_slots(replies[1], seed.host, &why);
+    if (a.map) a.map = a.map->for_ports(ports, &why);
+    // Over TLS, CLUSTER SLOTS only where SHARDS is unknown (Redis 6): a Redis 7 whose SHARDS
+    // names no TLS port runs without tls-cluster, and its SLOTS would name plain-text ports.
+    if (!a.map && (ports == topology::port_kind::plain || replies[0].is_error())) {
+      a.map = topology::slot_map::from_slots(replies[1], seed.host, &why, ports);
+    }
     if (!a.map) {
       a.ec = errc::server_error;
       a.detail = "an unreadable slot map: " + why;

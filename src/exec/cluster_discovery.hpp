@@ -18,6 +18,8 @@ struct cluster_view {
   bool sharded_pubsub = false;  // PUBSUB SHARDNUMSUB answers (Redis 7)
 };
 
+// With TLS (options.tls), the map is at the nodes' TLS ports and by the names they announce
+// (slot_map::from_shards), so every connection verifies the certificate by that name.
 // Throws relock::error: errc::connection when no seed answers (with each seed's reason),
 // errc::invalid_argument when a seed is not in cluster mode, auth_failed as the seed says.
 cluster_view discover_cluster(const std::vector<net::endpoint>& seeds,

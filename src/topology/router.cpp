@@ -15,7 +15,9 @@ void router::moved(std::uint16_t slot, node to) {
 }
 
 void router::refreshed(slot_map map, time_point now) {
-  map_ = std::move(map);
+  auto reachable = map.for_ports(ports_);
+  if (!reachable) return;
+  map_ = std::move(*reachable);
   stale_ = false;
   last_refresh_ = now;
 }

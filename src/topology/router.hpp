@@ -19,8 +19,9 @@ class router {
 
   // One server.
   explicit router(node server) : single_(std::move(server)) {}
-  // A cluster, from its first map.
-  explicit router(slot_map map) : map_(std::move(map)) {}
+  // A cluster, from its first map, reached at the ports of `ports` (TLS: the nodes' TLS ports).
+  explicit router(slot_map map, port_kind ports = port_kind::plain)
+      : map_(std::move(map)), ports_(ports) {}
 
   bool cluster() const { return !single_.has_value(); }
 
@@ -33,7 +34,9 @@ class router {
 
   // A MOVED: the slot lives at `to` from now on, and the map is due for a refresh.
   void moved(std::uint16_t slot, node to);
-  // A refreshed map replaces the old one.
+  // A refreshed map replaces the old one, at this client's ports (slot_map::for_ports: a map
+  // from CLUSTER SHARDS knows both). A map without them is dropped and the old one kept until
+  // the next refresh.
   void refreshed(slot_map map, time_point now);
   // A connection failed, or a redirect came: the map may be stale.
   void suspect() { stale_ = true; }
@@ -49,6 +52,7 @@ class router {
  private:
   std::optional<node> single_;
   slot_map map_;
+  port_kind ports_ = port_kind::plain;
   bool stale_ = false;
   time_point last_refresh_{};
 };

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bitset>
+#include <memory>
 #include <tuple>
 #include <utility>
 
@@ -74,9 +75,9 @@ std::optional<node> slots_node(const reply& r, std::string_view answering_host) 
   return node{host_of(&host, ip, answering_host), *port};
 }
 
-// A node of CLUSTER SHARDS, a flat key/value array; nullopt without a plain-text port.
-std::optional<node> shards_node(const reply& n, std::string_view answering_host) {
-  auto port = port_of(field(n, "port"));
+// A node of CLUSTER SHARDS, a flat key/value array, at its port of `kind`; nullopt without one.
+std::optional<node> shards_node(const reply& n, std::string_view answering_host, port_kind kind) {
+  auto port = port_of(field(n, kind == port_kind::tls ? "tls-port" : "port"));
   if (!port) return std::nullopt;
   return node{host_of(field(n, "endpoint"), field(n, "ip"), answering_host), *port};
 }
@@ -112,9 +113,31 @@ slot_map::slot_map() { owner_.fill(no_shard); }
 
 std::optional<slot_map> slot_map::from_shards(const resp::reply& reply,
                                               std::string_view answering_host, std::string* why) {
+  auto plain = parse_shards(reply, answering_host, port_kind::plain, why);
+  auto tls = parse_shards(reply, answering_host, port_kind::tls, nullptr);
+  if (!plain) return tls;  // a TLS-only cluster, or nothing readable (`why` says what)
+  if (tls) plain->tls_view_ = std::make_shared<const slot_map>(std::move(*tls));
+  return plain;
+}
+
+std::optional<slot_map> slot_map::for_ports(port_kind kind, std::string* why) const {
+  if (ports_ == kind) return *this;
+  if (kind == port_kind::tls && tls_view_) return *tls_view_;
+  return fail(why, kind == port_kind::tls
+                       ? "no TLS port in the slot map: Redis names its nodes' tls-port only "
+                         "with tls-cluster yes"
+                       : "the cluster's nodes have no plain-text port (TLS only)");
+}
+
+std::optional<slot_map> slot_map::parse_shards(const resp::reply& reply,
+                                               std::string_view answering_host, port_kind kind,
+                                               std::string* why) {
   if (reply.is_error()) return fail(why, "CLUSTER SHARDS answered " + reply.str);
   if (!reply.is_array()) return fail(why, "CLUSTER SHARDS: not an array");
   slot_map map;
+  map.ports_ = kind;
+  const std::string lacking =
+      kind == port_kind::tls ? "a tls-port" : "a plain-text port (TLS only?)";
   std::bitset<slot_count> claimed;
   for (std::size_t i = 0; i < reply.elements.size(); ++i) {
     const auto& s = reply.elements[i];
@@ -139,12 +162,12 @@ std::optional<slot_map> slot_map::from_shards(const resp::reply& reply,
       ranges.push_back(*range);
     }
     if (ranges.empty() || !serving->master) continue;  // serves nothing, or its slots are down
-    auto master = shards_node(*serving->master, answering_host);
-    if (!master) return fail(why, where + ": a master without a plain-text port (TLS only?)");
+    auto master = shards_node(*serving->master, answering_host, kind);
+    if (!master) return fail(why, where + ": a master without " + lacking);
     const auto index = map.shard_for(*master);
     for (const auto* r : serving->replicas) {
-      auto replica = shards_node(*r, answering_host);
-      if (!replica) return fail(why, where + ": a replica without a plain-text port (TLS only?)");
+      auto replica = shards_node(*r, answering_host, kind);
+      if (!replica) return fail(why, where + ": a replica without " + lacking);
       map.add_replica(index, std::move(*replica));
     }
     for (auto [first, last] : ranges) {
@@ -155,10 +178,12 @@ std::optional<slot_map> slot_map::from_shards(const resp::reply& reply,
 }
 
 std::optional<slot_map> slot_map::from_slots(const resp::reply& reply,
-                                             std::string_view answering_host, std::string* why) {
+                                             std::string_view answering_host, std::string* why,
+                                             port_kind asked_over) {
   if (reply.is_error()) return fail(why, "CLUSTER SLOTS answered " + reply.str);
   if (!reply.is_array()) return fail(why, "CLUSTER SLOTS: not an array");
   slot_map map;
+  map.ports_ = asked_over;
   for (std::size_t i = 0; i < reply.elements.size(); ++i) {
     const auto& e = reply.elements[i];
     const std::string where = "CLUSTER SLOTS: entry " + std::to_string(i);
@@ -233,6 +258,7 @@ void slot_map::moved(std::uint16_t slot, node to) {
 }
 
 bool operator==(const slot_map& a, const slot_map& b) {
+  if (a.ports_ != b.ports_) return false;
   // Slots come in long runs of one shard: compare a pair of shards once per run.
   std::uint16_t last_a = slot_map::no_shard, last_b = slot_map::no_shard;
   for (std::size_t slot = 0; slot < slot_count; ++slot) {

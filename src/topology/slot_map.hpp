@@ -15,6 +15,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -38,6 +39,11 @@ struct node {
   friend bool operator==(const node&, const node&) = default;
 };
 
+// Which of its ports a client reaches a node by: the plain-text one, or its TLS port. Redis 7
+// announces a node's TLS port only with tls-cluster yes ("tls-port" in CLUSTER SHARDS, and the
+// port of a MOVED, ASK or CLUSTER SLOTS answered over TLS).
+enum class port_kind { plain, tls };
+
 class slot_map {
  public:
   // An empty map: no slot is served.
@@ -60,10 +66,19 @@ class slot_map {
   // later. A "loading" master keeps its slots (it is the owner; it answers LOADING until it has
   // read its data, a transient error for the retry policy). Replicas count only when "online".
   //
+  // With cluster-preferred-endpoint-type hostname the "endpoint" is the name the node announces
+  // (cluster-announce-hostname), which is what a TLS client must connect by: the name its
+  // certificate carries, where the "ip" seldom is.
+  //
+  // Ports: the reply names both of a TLS cluster's ports whichever connection asked, so the map
+  // keeps both: its nodes are at their plain-text "port", and for_ports(port_kind::tls) gives
+  // the same map at their "tls-port" when every serving node has one. A cluster without
+  // plain-text ports (port 0: no "port" field) gives the TLS map directly.
+  //
   // nullopt when the reply is an error (Redis < 7 answers "ERR unknown subcommand": use
   // from_slots), is not shaped as above, has a slot range out of 0..16383 or backwards, a slot
-  // claimed by two shards, or a node with no plain-text "port" (a TLS-only cluster: relock speaks
-  // no TLS). Shards without slots (an empty or failed master) are skipped.
+  // claimed by two shards, or a serving node with neither port. Shards without slots (an empty or
+  // failed master) are skipped.
   static std::optional<slot_map> from_shards(const resp::reply& reply,
                                              std::string_view answering_host,
                                              std::string* why = nullptr);
@@ -74,10 +89,19 @@ class slot_map {
   // hostnames are preferred but unset, "" when the node does not know its own address: the same
   // rules as from_shards apply, with the metadata's "ip" standing in for the node's "ip". This
   // reply carries no health: a failed master keeps its slots, and failed replicas are left out
-  // by the server itself.
+  // by the server itself. Its ports are those of the connection that asked (`asked_over`): Redis
+  // answers a TLS connection with the TLS ports when tls-cluster is on.
   static std::optional<slot_map> from_slots(const resp::reply& reply,
                                             std::string_view answering_host,
-                                            std::string* why = nullptr);
+                                            std::string* why = nullptr,
+                                            port_kind asked_over = port_kind::plain);
+
+  // Which ports the nodes of this map are at.
+  port_kind ports() const { return ports_; }
+  // This map as a client that speaks `kind` reaches it: itself when its nodes are at those
+  // ports already, its TLS twin from CLUSTER SHARDS; nullopt (and `why`) when the reply that
+  // built it named no such ports.
+  std::optional<slot_map> for_ports(port_kind kind, std::string* why = nullptr) const;
 
   // The master serving `slot`, or nullptr when no healthy master does (or slot >= 16384). The
   // pointer stays valid until the map is next modified or destroyed.
@@ -98,7 +122,7 @@ class slot_map {
   // it). Replicas of `to` are those known for it as a master, else none until the next refresh.
   void moved(std::uint16_t slot, node to);
 
-  // Same master and same replicas for every slot, however each map was built.
+  // Same ports, same master and same replicas for every slot, however each map was built.
   friend bool operator==(const slot_map& a, const slot_map& b);
 
  private:
@@ -108,6 +132,9 @@ class slot_map {
   };
   static constexpr std::uint16_t no_shard = 0xffff;
 
+  static std::optional<slot_map> parse_shards(const resp::reply& reply,
+                                              std::string_view answering_host, port_kind kind,
+                                              std::string* why);
   const shard* shard_of(std::uint16_t slot) const;
   // The shard whose master is `master`, added (without replicas) when there is none.
   std::uint16_t shard_for(const node& master);
@@ -115,6 +142,9 @@ class slot_map {
 
   std::vector<shard> shards_;
   std::array<std::uint16_t, slot_count> owner_;  // index into shards_, or no_shard
+  port_kind ports_ = port_kind::plain;
+  // The same map at the nodes' TLS ports, when CLUSTER SHARDS named them (see from_shards).
+  std::shared_ptr<const slot_map> tls_view_;
 };
 
 }  // namespace relock::topology
