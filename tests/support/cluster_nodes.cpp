@@ -55,8 +55,18 @@ std::set<unsigned> ports_of(const std::vector<cluster_node>& nodes) {
   for (const auto& n : nodes) {
     taken.insert(n.port);
     taken.insert(n.port + bus_offset);
+    if (n.tls_port != 0) taken.insert(n.tls_port);
   }
   return taken;
+}
+
+// A free port for TLS, clashing with none in `taken`.
+std::uint16_t pick_tls_port(const std::set<unsigned>& taken) {
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    unsigned port = free_loopback_port();
+    if (!taken.count(port)) return static_cast<std::uint16_t>(port);
+  }
+  throw std::runtime_error("no free loopback port for TLS");
 }
 
 std::vector<std::string> cluster_config(const cluster_options& options) {
@@ -79,6 +89,14 @@ std::vector<std::string> cluster_config(const cluster_options& options) {
       // default: 1 s lets a new cluster show its replicas to clients within a second.
       "repl-ping-replica-period 1",
   };
+}
+
+// With TLS: the bus and the replication on TLS too, as a TLS deployment runs them. The bus port
+// stays port + 10000 (with tls-cluster Redis would otherwise put it at tls-port + 10000).
+std::vector<std::string> tls_config(const cluster_options& options, const cluster_node& node) {
+  if (options.tls_cert_file.empty()) return {};
+  return {"tls-cluster yes", "tls-replication yes",
+          "cluster-port " + std::to_string(node.port + bus_offset)};
 }
 
 bool answers_as(const cluster_node& node) {
@@ -114,6 +132,7 @@ cluster_nodes::cluster_nodes(const cluster_options& options)
     for (int attempt = 1;; ++attempt) {
       // The port that just failed stays among the taken ones, so it is not picked again.
       nodes_[i].port = pick_port(ports_of(nodes_));
+      if (!options_.tls_cert_file.empty()) nodes_[i].tls_port = pick_tls_port(ports_of(nodes_));
       if (launch(i) == launch_result::ready) break;
       if (attempt == launch_attempts) {
         throw std::runtime_error("redis-server could not bind a free port and its bus port in " +
@@ -167,8 +186,13 @@ cluster_nodes::launch_result cluster_nodes::launch(std::size_t i) {
   auto& process = processes_[i];
   const auto config = node.dir / "redis.conf";
   const auto log = node.dir / "redis.log";
-  write_file(config,
-             redis_config({.extra_config = cluster_config(options_)}, node.port, node.dir, log));
+  redis_options redis{.extra_config = cluster_config(options_),
+                      .tls_cert_file = options_.tls_cert_file,
+                      .tls_key_file = options_.tls_key_file,
+                      .tls_ca_file = options_.tls_ca_file};
+  for (auto& line : tls_config(options_, node)) redis.extra_config.push_back(std::move(line));
+  for (const auto& line : options_.extra_config) redis.extra_config.push_back(line);
+  write_file(config, redis_config(redis, node.port, node.dir, log, node.tls_port));
   process.spawn({server_program_.string(), config.string()}, log);
   node.pid = process.pid();
   return process.wait_started([&node] { return answers_as(node); }, ready_timeout,

@@ -28,6 +28,16 @@ struct cluster_options {
   // twice this plus the replica's election delay (0.5-1 s). Low so failover tests are quick,
   // yet well above the pauses of a loaded CI machine, which must not fail a node over.
   std::chrono::milliseconds node_timeout{500};
+  // TLS beside each node's plain port, which the tests' raw clients and redis-cli keep using: a
+  // tls-port per node (cluster_node::tls_port) with these PEM files, and tls-cluster and
+  // tls-replication on, so the bus, the replication and the TLS clients' MOVED use TLS ports.
+  // Private clusters only: the keeper's state file does not carry these.
+  std::string tls_cert_file{};
+  std::string tls_key_file{};
+  std::string tls_ca_file{};
+  // Raw redis.conf lines for every node, after the cluster's own
+  // (e.g. "cluster-announce-hostname localhost").
+  std::vector<std::string> extra_config{};
 };
 
 // One node as the tests see it. `pid` is the server process when the node was last started.
@@ -36,6 +46,8 @@ struct cluster_node {
   std::uint16_t port = 0;
   pid_t pid = -1;
   std::filesystem::path dir;
+  // With cluster_options::tls_cert_file: the node's TLS port, else 0.
+  std::uint16_t tls_port = 0;
 
   // "127.0.0.1:PORT", as CLUSTER SLOTS, MOVED and ASK name it.
   std::string address() const { return host + ":" + std::to_string(port); }

@@ -65,6 +65,15 @@ std::string redis_cluster::seed_url() const {
   return url;
 }
 
+std::string redis_cluster::tls_seed_url(const std::string& host) const {
+  std::string url = "rediss-cluster://";
+  for (const auto& n : nodes_) {
+    if (&n != &nodes_.front()) url += ',';
+    url += host + ":" + std::to_string(n.tls_port);
+  }
+  return url;
+}
+
 raw_client redis_cluster::client(const cluster_node& node,
                                  std::chrono::milliseconds timeout) const {
   return raw_client(node.host, node.port, {}, {}, timeout);

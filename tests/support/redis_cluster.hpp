@@ -75,6 +75,9 @@ class redis_cluster {
   const cluster_node& node(std::uint16_t port) const;
   // "redis-cluster://127.0.0.1:P1,127.0.0.1:P2,..." naming every node.
   std::string seed_url() const;
+  // With TLS (cluster_options::tls_cert_file): "rediss-cluster://HOST:TLS_PORT,..." naming
+  // every node by `host` at its TLS port.
+  std::string tls_seed_url(const std::string& host = "127.0.0.1") const;
   // A new connection to `node`.
   raw_client client(const cluster_node& node,
                     std::chrono::milliseconds timeout = std::chrono::seconds(10)) const;
