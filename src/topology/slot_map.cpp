@@ -237,6 +237,7 @@ bool slot_map::covers_all() const {
 
 void slot_map::moved(std::uint16_t slot, node to) {
   if (slot >= slot_count) return;
+  tls_view_.reset();  // it no longer describes this map
   const auto known =
       std::find_if(shards_.begin(), shards_.end(), [&](const shard& s) { return s.master == to; });
   if (known != shards_.end()) {

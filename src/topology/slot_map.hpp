@@ -10,7 +10,8 @@
 // was wrong, for the log line of a refresh that keeps the old map.
 //
 // Memory: one 16-bit index per slot (32 KiB) into a small table of shards, so a copy is cheap
-// next to the round trip that fetched it.
+// next to the round trip that fetched it; a map read from a TLS cluster's CLUSTER SHARDS shares
+// a second one, its TLS twin (see from_shards).
 #pragma once
 
 #include <array>
@@ -120,6 +121,7 @@ class slot_map {
   // Applies "MOVED <slot> <host>:<port>": the slot now belongs to `to` (its host already
   // resolved: an empty or "?" host in the redirection is the host of the connection that got
   // it). Replicas of `to` are those known for it as a master, else none until the next refresh.
+  // The map's TLS twin, if any, is dropped: it no longer describes this map.
   void moved(std::uint16_t slot, node to);
 
   // Same ports, same master and same replicas for every slot, however each map was built.

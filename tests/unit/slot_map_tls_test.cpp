@@ -152,6 +152,13 @@ TEST(slot_map_tls, slots_are_at_the_ports_of_the_connection_that_asked) {
   EXPECT_EQ(slot_map::from_slots(slots, "127.0.0.1")->ports(), port_kind::plain);
 }
 
+TEST(slot_map_tls, a_moved_map_drops_its_tls_twin) {
+  auto map = slot_map::from_shards(tls_shards(), "127.0.0.1");
+  ASSERT_TRUE(map);
+  map->moved(0, at(17202));
+  EXPECT_FALSE(map->for_ports(port_kind::tls).has_value()) << "the twin would still say 17301";
+}
+
 TEST(router_tls, refreshed_maps_are_kept_at_the_clients_ports) {
   const auto now = std::chrono::steady_clock::now();
   const auto shards = *slot_map::from_shards(tls_shards(), "127.0.0.1");
