@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A throwaway certificate authority and the certificates a TLS test needs, made by Debian's
-// `openssl` command in a temp dir that goes with the object. EC P-256 keys, valid two days.
+// `openssl` command in a temp dir that goes with the object. EC P-256 keys, valid two days
+// (except the two made to be outside their validity).
 //   tls_files tls;
 //   redis_server server({.tls_cert_file = tls.server_cert(), ...});
 #pragma once
@@ -27,10 +28,19 @@ class tls_files {
   std::string client_key() const { return file("client.key"); }
   // Another CA, which signed none of them.
   std::string stranger_ca() const { return file("stranger.crt"); }
+  // Server certificates with the same names and CA, outside their validity: one that expired
+  // yesterday (valid from two days ago), one valid only from tomorrow.
+  std::string expired_cert() const { return file("expired.crt"); }
+  std::string expired_key() const { return file("expired.key"); }
+  std::string not_yet_valid_cert() const { return file("future.crt"); }
+  std::string not_yet_valid_key() const { return file("future.key"); }
 
  private:
   std::string file(const char* name) const { return (dir_.path() / name).string(); }
   void run(const std::string& command) const;
+  // A server certificate (the server's names) signed by ca() for [not_before, not_after].
+  void sign_dated(const std::string& name, const std::string& not_before,
+                  const std::string& not_after) const;
 
   temp_dir dir_;
 };
