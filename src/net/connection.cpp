@@ -11,6 +11,8 @@
 #include <asio/write.hpp>
 #include <relock/errors.hpp>
 
+#include "net/tls_refusal.hpp"
+
 namespace relock::net {
 namespace {
 
@@ -63,6 +65,7 @@ void connection::connect() {
   state_ = state::connecting;
   const unsigned epoch = ++epoch_;
   reader_ = std::make_unique<resp::reader>();
+  heard_ = false;
   if (options_.tls.context) {
     tls_ = std::make_shared<asio::ssl::stream<asio::ip::tcp::socket>>(io_, *options_.tls.context);
   }
@@ -118,25 +121,16 @@ void connection::start_tls() {
   }
   auto self = shared_from_this();
   const unsigned epoch = epoch_;
-  tls_->async_handshake(asio::ssl::stream_base::client, [this, self, epoch, stream = tls_,
-                                                         name](std::error_code ec) {
-    if (epoch != epoch_ || state_ != state::connecting) return;
-    if (ec) {
-      std::string why = ec.message();
-      const long verified = SSL_get_verify_result(stream->native_handle());
-      if (verified != X509_V_OK) {
-        why = "the server's certificate was refused (" +
-              std::string(X509_verify_cert_error_string(verified)) + ")";
-        if (verified == X509_V_ERR_HOSTNAME_MISMATCH ||
-            verified == X509_V_ERR_IP_ADDRESS_MISMATCH) {
-          why += ": it does not name '" + name + "' (config::tls.server_name, tls_server_name=)";
+  tls_->async_handshake(
+      asio::ssl::stream_base::client, [this, self, epoch, stream = tls_, name](std::error_code ec) {
+        if (epoch != epoch_ || state_ != state::connecting) return;
+        if (ec) {
+          fail(errc::connection, "TLS handshake with " + options_.target.address() +
+                                     " failed: " + tls_refusal(stream->native_handle(), ec, name));
+          return;
         }
-      }
-      fail(errc::connection, "TLS handshake with " + options_.target.address() + " failed: " + why);
-      return;
-    }
-    on_connected();
-  });
+        on_connected();
+      });
 }
 
 void connection::on_connected() {
@@ -356,6 +350,9 @@ void connection::write_buffered() {
   auto written = [this, self, epoch, stream = tls_](std::error_code ec, std::size_t) {
     if (epoch != epoch_) return;
     writing_ = false;
+    // A server that refuses the session (a TLS alert) may reset the connection under our first
+    // write; the read, always pending by then, finds why.
+    if (ec && state_ == state::connecting && !heard_) return;
     if (ec) {
       fail(errc::connection, "write to " + options_.target.address() + " failed: " + ec.message());
       return;
@@ -374,6 +371,15 @@ void connection::read() {
   const unsigned epoch = epoch_;
   auto got = [this, self, epoch, stream = tls_](std::error_code ec, std::size_t n) {
     if (epoch != epoch_) return;
+    if (!heard_ && state_ == state::connecting) {
+      // The first answer of this attempt, or its absence, may say that one side speaks TLS and
+      // the other does not.
+      const std::string refused = first_answer_refusal(stream, ec);
+      if (!refused.empty()) {
+        fail(errc::connection, refused);
+        return;
+      }
+    }
     if (ec) {
       // A TLS server that closes without close_notify (Redis on shutdown or CLIENT KILL) ends
       // the stream short: that is a close too.
@@ -382,6 +388,7 @@ void connection::read() {
                                  " lost: " + (closed ? "closed by the server" : ec.message()));
       return;
     }
+    heard_ = true;
     try {
       reader_->feed(read_buffer_.data(), n);
       while (auto reply = reader_->next()) {
@@ -399,6 +406,23 @@ void connection::read() {
   } else {
     socket_.async_read_some(asio::buffer(read_buffer_), std::move(got));
   }
+}
+
+// Before the first byte of the first reply: why the session could not start, or "" when this
+// is no such case. A TLS 1.3 server gives its verdict on the client's certificate after the
+// handshake, on the first read.
+std::string connection::first_answer_refusal(
+    const std::shared_ptr<asio::ssl::stream<asio::ip::tcp::socket>>& stream,
+    const std::error_code& ec) const {
+  const std::string where = options_.target.address();
+  if (stream) {
+    if (!ec || ec.category() != asio::error::get_ssl_category()) return {};
+    const std::string& name =
+        options_.tls.server_name.empty() ? options_.target.host : options_.tls.server_name;
+    return "TLS session with " + where +
+           " refused: " + tls_refusal(stream->native_handle(), ec, name);
+  }
+  return {};
 }
 
 void connection::dispatch(resp::reply reply) {

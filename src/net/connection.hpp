@@ -121,6 +121,9 @@ class connection : public std::enable_shared_from_this<connection> {
   void connect();
   void on_connected();
   void start_tls();
+  std::string first_answer_refusal(
+      const std::shared_ptr<asio::ssl::stream<asio::ip::tcp::socket>>& stream,
+      const std::error_code& ec) const;
   asio::ip::tcp::socket& lowest() { return tls_ ? tls_->next_layer() : socket_; }
   void on_handshake(std::vector<resp::reply> replies);
   void fail(std::error_code ec, const std::string& why);
@@ -151,6 +154,7 @@ class connection : public std::enable_shared_from_this<connection> {
   state state_ = state::idle;
   unsigned epoch_ = 0;  // bumps with every socket, so callbacks of an old socket do nothing
   bool writing_ = false;
+  bool heard_ = false;           // this attempt's socket has received a byte
   std::deque<pending> queued_;   // not yet written
   std::deque<pending> written_;  // written, awaiting replies, in order
   std::unordered_map<std::size_t, unsigned> unanswered_keys_;  // key hash -> requests
