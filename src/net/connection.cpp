@@ -48,6 +48,7 @@ connection::connection(asio::io_context& io, connection_options options)
       connect_timer_(io),
       retry_timer_(io),
       deadline_timer_(io),
+      probe_timer_(io),
       backoff_(options_.reconnect_min_delay, options_.reconnect_max_delay) {}
 
 connection::~connection() = default;
@@ -86,14 +87,19 @@ void connection::connect() {
         }
         asio::async_connect(
             lowest(), results,
-            [this, self, epoch](std::error_code ec, const asio::ip::tcp::endpoint&) {
+            [this, self, epoch, asked = clock::now()](std::error_code ec,
+                                                      const asio::ip::tcp::endpoint&) {
               if (epoch != epoch_ || state_ != state::connecting) return;
               if (ec) {
                 fail(errc::connection,
                      "cannot connect to " + options_.target.address() + ": " + ec.message());
                 return;
               }
-              if (tls_) return start_tls();
+              if (tls_) {
+                start_tls();
+                probe_if_unanswered(clock::now() - asked);
+                return;
+              }
               on_connected();
             });
       });
@@ -129,8 +135,39 @@ void connection::start_tls() {
                                      " failed: " + tls_refusal(stream->native_handle(), ec, name));
           return;
         }
+        stop_probe();
         on_connected();
       });
+}
+
+// A plain Redis never answers a ClientHello (plain_probe.hpp says why), so a handshake it gets
+// waits for the connect timeout. When the server has not answered ours within a few round trips
+// (the TCP connect's, at least 20 ms: a TLS server answers within one plus its key exchange),
+// ask the port in plain RESP on a second connection; a RESP answer ends the attempt at once.
+void connection::probe_if_unanswered(clock::duration connect_took) {
+  auto self = shared_from_this();
+  const unsigned epoch = epoch_;
+  probe_timer_.expires_after(
+      std::max<clock::duration>(std::chrono::milliseconds(20), 4 * connect_took));
+  probe_timer_.async_wait([this, self, epoch, stream = tls_](std::error_code ec) {
+    if (ec || epoch != epoch_ || state_ != state::connecting) return;
+    // Still at our ClientHello: no ServerHello has arrived.
+    if (SSL_get_state(stream->native_handle()) != TLS_ST_CW_CLNT_HELLO) return;
+    std::error_code unknown;
+    const auto peer = lowest().remote_endpoint(unknown);
+    if (unknown) return;
+    probe_ = plain_probe::start(io_, peer, [this, self, epoch] {
+      if (epoch != epoch_ || state_ != state::connecting) return;
+      fail(errc::connection, "TLS handshake with " + options_.target.address() +
+                                 " failed: the server does not speak TLS on this port (it "
+                                 "answers plain RESP): a plain port? use redis://");
+    });
+  });
+}
+
+void connection::stop_probe() {
+  probe_timer_.cancel();
+  if (probe_) std::exchange(probe_, nullptr)->cancel();
 }
 
 void connection::on_connected() {
@@ -214,6 +251,7 @@ void connection::fail(std::error_code ec, const std::string& why) {
   lowest().close(ignored);
   resolver_.cancel();
   connect_timer_.cancel();
+  stop_probe();
   writing_ = false;
 
   // Written requests may have run: they fail and are never resent. A subscriber connection
@@ -271,6 +309,7 @@ void connection::close() {
   lowest().close(ignored);
   resolver_.cancel();
   connect_timer_.cancel();
+  stop_probe();
   retry_timer_.cancel();
   deadline_timer_.cancel();
   std::deque<pending> doomed = std::move(written_);
@@ -350,8 +389,8 @@ void connection::write_buffered() {
   auto written = [this, self, epoch, stream = tls_](std::error_code ec, std::size_t) {
     if (epoch != epoch_) return;
     writing_ = false;
-    // A server that refuses the session (a TLS alert) may reset the connection under our first
-    // write; the read, always pending by then, finds why.
+    // A server that refuses the session (a TLS alert, a TLS port closing on plain bytes) may
+    // reset the connection under our first write; the read, always pending by then, finds why.
     if (ec && state_ == state::connecting && !heard_) return;
     if (ec) {
       fail(errc::connection, "write to " + options_.target.address() + " failed: " + ec.message());
@@ -374,7 +413,7 @@ void connection::read() {
     if (!heard_ && state_ == state::connecting) {
       // The first answer of this attempt, or its absence, may say that one side speaks TLS and
       // the other does not.
-      const std::string refused = first_answer_refusal(stream, ec);
+      const std::string refused = first_answer_refusal(stream, ec, read_buffer_.data(), n);
       if (!refused.empty()) {
         fail(errc::connection, refused);
         return;
@@ -409,11 +448,12 @@ void connection::read() {
 }
 
 // Before the first byte of the first reply: why the session could not start, or "" when this
-// is no such case. A TLS 1.3 server gives its verdict on the client's certificate after the
-// handshake, on the first read.
+// is no such case. A TLS server refuses a plain connection by closing it (Redis: a reset, no
+// word) or with a TLS alert record; a TLS 1.3 server gives its verdict on the client's
+// certificate after the handshake, on the first read.
 std::string connection::first_answer_refusal(
     const std::shared_ptr<asio::ssl::stream<asio::ip::tcp::socket>>& stream,
-    const std::error_code& ec) const {
+    const std::error_code& ec, const char* first, std::size_t n) const {
   const std::string where = options_.target.address();
   if (stream) {
     if (!ec || ec.category() != asio::error::get_ssl_category()) return {};
@@ -421,6 +461,16 @@ std::string connection::first_answer_refusal(
         options_.tls.server_name.empty() ? options_.target.host : options_.tls.server_name;
     return "TLS session with " + where +
            " refused: " + tls_refusal(stream->native_handle(), ec, name);
+  }
+  const bool closed = ec == asio::error::eof || ec == asio::error::connection_reset;
+  // A TLS record: content type alert (21) or handshake (22), then major version 3.
+  const bool tls_record = !ec && n >= 2 && (first[0] == 21 || first[0] == 22) && first[1] == 3;
+  if (closed) {
+    return "connection to " + where + " closed by the server before any reply (" + ec.message() +
+           "): is this a TLS port? use rediss://";
+  }
+  if (tls_record) {
+    return "the server at " + where + " answered in TLS: it is a TLS port, use rediss://";
   }
   return {};
 }

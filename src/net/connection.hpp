@@ -31,6 +31,7 @@
 #include <relock/detail/unique_function.hpp>
 #include "net/backoff.hpp"
 #include "net/endpoint.hpp"
+#include "net/plain_probe.hpp"
 #include "net/tls_context.hpp"
 #include "resp/reader.hpp"
 #include "resp/request.hpp"
@@ -121,9 +122,11 @@ class connection : public std::enable_shared_from_this<connection> {
   void connect();
   void on_connected();
   void start_tls();
+  void probe_if_unanswered(clock::duration connect_took);
+  void stop_probe();
   std::string first_answer_refusal(
       const std::shared_ptr<asio::ssl::stream<asio::ip::tcp::socket>>& stream,
-      const std::error_code& ec) const;
+      const std::error_code& ec, const char* first, std::size_t n) const;
   asio::ip::tcp::socket& lowest() { return tls_ ? tls_->next_layer() : socket_; }
   void on_handshake(std::vector<resp::reply> replies);
   void fail(std::error_code ec, const std::string& why);
@@ -149,6 +152,9 @@ class connection : public std::enable_shared_from_this<connection> {
   asio::steady_timer connect_timer_;
   asio::steady_timer retry_timer_;
   asio::steady_timer deadline_timer_;
+  // While a TLS handshake goes unanswered: when to ask the port in plain RESP, and the probe.
+  asio::steady_timer probe_timer_;
+  std::shared_ptr<plain_probe> probe_;
   clock::time_point deadline_armed_for_ = clock::time_point::max();
   backoff backoff_;
   state state_ = state::idle;
