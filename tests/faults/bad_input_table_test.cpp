@@ -2,7 +2,8 @@
 // The table of bad inputs: each row gives a typed error (relock::errc) within 100 ms and leaves
 // the server's DEBUG DIGEST (one hash of the whole dataset) as it was. Names, key types of every
 // kind, durations, settings, URLs, owners, credentials, a server that is not Redis, a closed
-// port. A few odd inputs that are valid (binary names) must work and leave no trace.
+// port, and TLS refused for every reason (issue #32). A few odd inputs that are valid (binary
+// names) must work and leave no trace.
 #include <gtest/gtest.h>
 
 #include <netinet/in.h>
@@ -12,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <iostream>
@@ -27,6 +29,8 @@
 #include "support/free_port.hpp"
 #include "support/raw_client.hpp"
 #include "support/redis_server.hpp"
+#include "support/temp_dir.hpp"
+#include "support/tls_files.hpp"
 #include "support/wait.hpp"
 
 using namespace std::chrono_literals;
@@ -56,6 +60,32 @@ std::error_code error_of(F f) {
   } catch (const relock::error& e) {
     return e.code();
   }
+}
+
+// What a client construction ends with, checked against the words its message must carry and
+// the secrets it must never carry (a password, a key file's contents).
+std::error_code refusal_saying(const relock::config& cfg, const std::vector<std::string>& words,
+                               const std::vector<std::string>& secrets) {
+  try {
+    relock::client bad(cfg);
+    return {};
+  } catch (const relock::error& e) {
+    const std::string what = e.what();
+    std::cout << "    says: " << what << std::endl;
+    for (const auto& w : words) EXPECT_NE(what.find(w), std::string::npos) << "no '" << w << "'";
+    for (const auto& s : secrets) EXPECT_EQ(what.find(s), std::string::npos) << "a secret shown";
+    return e.code();
+  }
+}
+
+// The lines of a PEM file between its armour: what must never appear in a message.
+std::vector<std::string> pem_body(const std::string& file) {
+  std::vector<std::string> lines;
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.rfind("-----", 0) != 0) lines.push_back(line);
+  }
+  return lines;
 }
 
 std::string digest(raw_client& raw) { return raw.command({"DEBUG", "DIGEST"}).str; }
@@ -386,4 +416,134 @@ TEST(bad_inputs, credentials_refused_are_auth_failed_within_100_ms_and_change_no
        [&] { return attempt("redis://nobody:s3cret@" + at); },
        errc::auth_failed}};
   run_table(server, rows);
+}
+
+// TLS refused for every reason the issue names, each on a real server with tls-port: a typed
+// error within the table's 100 ms, a message naming what is wrong (the certificate's subject
+// and issuer, the name expected, the file), never the password or a key's contents.
+TEST(bad_inputs, tls_refusals_are_typed_errors_within_100_ms_that_name_the_cause) {
+  const tls_files certificates;
+  auto tls_server = [&](const std::string& cert, const std::string& key, bool auth_clients) {
+    auto options = debug_server();
+    options.tls_cert_file = cert;
+    options.tls_key_file = key;
+    options.tls_ca_file = certificates.ca();
+    options.tls_auth_clients = auth_clients;
+    return options;
+  };
+  const std::string password = "pw-never-shown";
+  const std::vector<std::string> secrets = [&] {
+    auto s = pem_body(certificates.server_key());
+    for (auto& line : pem_body(certificates.client_key())) s.push_back(line);
+    s.push_back(password);
+    return s;
+  }();
+  // A client of `server`'s TLS port by `host`, trusting the test CA; `change` spoils it.
+  auto refused = [&](const redis_server& server, std::vector<std::string> words,
+                     std::function<void(relock::config&)> change) {
+    return [&server, &secrets, &certificates, &password, words = std::move(words), change] {
+      relock::config cfg;
+      cfg.url = "rediss://:" + password + "@localhost:" + std::to_string(server.tls_port());
+      cfg.tls.ca_file = certificates.ca();
+      change(cfg);
+      return refusal_saying(cfg, words, secrets);
+    };
+  };
+  const std::string subject = "CN=relock-server", issuer = "CN=relock-test-ca";
+
+  redis_server server(tls_server(certificates.server_cert(), certificates.server_key(), false));
+  const std::string tls_port = std::to_string(server.tls_port());
+  const std::string plain_port = std::to_string(server.port());
+  temp_dir dir("relock-bad-tls");
+  const std::string not_a_key = (dir.path() / "not-a-key.pem").string();
+  std::ofstream(not_a_key) << "-----BEGIN PRIVATE KEY-----\nbm90LWEta2V5LWF0LWFsbA==\n"
+                              "-----END PRIVATE KEY-----\n";
+  std::vector<row> rows = {
+      {"TLS: a CA that did not sign the server's certificate",
+       {},
+       refused(server, {subject, issuer, "not trusted"},
+               [&](auto& c) { c.tls.ca_file = certificates.stranger_ca(); }),
+       errc::connection},
+      {"TLS: an address the certificate does not name",
+       {},
+       refused(server, {subject, "does not name '127.0.0.1'", "redis.test", "localhost"},
+               [&](auto& c) { c.url = "rediss://:" + password + "@127.0.0.1:" + tls_port; }),
+       errc::connection},
+      {"TLS: a server name the certificate does not carry",
+       {},
+       refused(server, {subject, "does not name 'other.test'"},
+               [&](auto& c) { c.tls.server_name = "other.test"; }),
+       errc::connection},
+      {"TLS: a plain port behind rediss://",
+       {},
+       refused(server, {"does not speak TLS", "redis://"},
+               [&](auto& c) { c.url = "rediss://:" + password + "@localhost:" + plain_port; }),
+       errc::connection},
+      {"TLS: the TLS port behind redis://",
+       {},
+       refused(server, {"TLS port", "rediss://"},
+               [&](auto& c) { c.url = "redis://:" + password + "@127.0.0.1:" + tls_port; }),
+       errc::connection},
+      {"TLS: a CA file that does not exist",
+       {},
+       refused(server, {"/nonexistent/ca.pem"},
+               [&](auto& c) { c.tls.ca_file = "/nonexistent/ca.pem"; }),
+       errc::invalid_argument},
+      {"TLS: a key file that does not exist",
+       {},
+       refused(server, {"/nonexistent/client.key"},
+               [&](auto& c) {
+                 c.tls.cert_file = certificates.client_cert();
+                 c.tls.key_file = "/nonexistent/client.key";
+               }),
+       errc::invalid_argument},
+      {"TLS: a key file that cannot be read (a directory)",
+       {},
+       refused(server, {dir.path().string()},
+               [&](auto& c) {
+                 c.tls.cert_file = certificates.client_cert();
+                 c.tls.key_file = dir.path().string();
+               }),
+       errc::invalid_argument},
+      {"TLS: a key file that holds no usable key",
+       {},
+       refused(server, {not_a_key},
+               [&](auto& c) {
+                 c.tls.cert_file = certificates.client_cert();
+                 c.tls.key_file = not_a_key;
+               }),
+       errc::invalid_argument},
+      {"TLS: a key that is not the certificate's",
+       {},
+       refused(server, {certificates.server_key(), certificates.client_cert()},
+               [&](auto& c) {
+                 c.tls.cert_file = certificates.client_cert();
+                 c.tls.key_file = certificates.server_key();
+               }),
+       errc::invalid_argument},
+  };
+  run_table(server, rows);
+
+  redis_server expired(tls_server(certificates.expired_cert(), certificates.expired_key(), false));
+  run_table(
+      expired,
+      {{"TLS: a server certificate that has expired",
+        {},
+        refused(expired, {"expired", "CN=relock-expired", issuer, "valid from"}, [](auto&) {}),
+        errc::connection}});
+
+  redis_server future(
+      tls_server(certificates.not_yet_valid_cert(), certificates.not_yet_valid_key(), false));
+  run_table(
+      future,
+      {{"TLS: a server certificate not valid yet",
+        {},
+        refused(future, {"not yet valid", "CN=relock-future", issuer, "valid from"}, [](auto&) {}),
+        errc::connection}});
+
+  redis_server mutual(tls_server(certificates.server_cert(), certificates.server_key(), true));
+  run_table(mutual, {{"TLS: a server that demands a client certificate, none given",
+                      {},
+                      refused(mutual, {"client certificate", "tls_cert"}, [](auto&) {}),
+                      errc::connection}});
 }
