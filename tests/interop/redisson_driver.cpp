@@ -200,6 +200,10 @@ redisson_driver::redisson_driver(std::string jar, std::string url, options opts)
     argv.push_back("--read-mode");
     argv.push_back(opts_.read_mode);
   }
+  if (!opts_.tls_ca_file.empty()) {
+    argv.push_back("--tls-ca");
+    argv.push_back(opts_.tls_ca_file);
+  }
   start(argv);
 
   std::string failure;

@@ -58,6 +58,9 @@ class redisson_driver {
     // empty = master. Redisson 3.18.1 sends no WAIT after lock writes with master (it never
     // counts its slaves then); 4.x sends WAIT <slaves> 1000 in every mode.
     std::string read_mode{};
+    // --tls-ca: the PEM file of the CA Redisson trusts, with a rediss:// url (single server or
+    // cluster); the driver makes a PKCS12 truststore of it. Empty = the JVM's default CAs.
+    std::string tls_ca_file{};
   };
 
   redisson_driver(std::string jar, std::string url, options opts);

@@ -7,12 +7,19 @@ import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.net.URI;
+import java.net.URL;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -49,6 +56,7 @@ import org.redisson.config.SingleServerConfig;
  *   java -jar relock-redisson-driver-VERSION.jar --url redis://127.0.0.1:PORT
  *        [--watchdog-ms N] [--cluster host:port,host:port... [--sharded-subscription auto|on|off]]
  *        [--replica host:port... [--read-mode master|slave|master_slave]]
+ *        [--tls-ca CA.pem]   (with a rediss:// URL)
  *   java -jar relock-redisson-driver-VERSION.jar
  *        --url redis-sentinel://[user:pass@]host:port[,host:port...]/MASTER[/db]
  *        [--sentinel-username U] [--sentinel-password PW] [--watchdog-ms N]
@@ -64,6 +72,10 @@ import org.redisson.config.SingleServerConfig;
  * ReadMode.MASTER never initialises its slaves, counts none, and so sends no WAIT after lock
  * writes; with its default (slave) it sends WAIT n 1000. 4.x sends WAIT n 1000 in every read
  * mode.
+ *
+ * With a rediss:// URL (single server or cluster) Redisson speaks TLS; --tls-ca names the PEM
+ * file of the CA it trusts (the test's throwaway CA), else it trusts the JVM's default CAs.
+ * Redisson verifies the server's certificate and its name (the URL's host) either way.
  *
  * Prints {"event":"ready",...} once connected, then reads commands "ID OWNER CMD ARGS..." from
  * stdin, one per line, and answers each with exactly one JSON line on stdout. Every OWNER has its
@@ -116,7 +128,8 @@ public final class Driver {
       "usage: java -jar relock-redisson-driver.jar --url redis://127.0.0.1:PORT"
           + " [--watchdog-ms N] [--cluster host:port,host:port..."
           + " [--sharded-subscription auto|on|off]]"
-          + " [--replica host:port... [--read-mode master|slave|master_slave]]\n"
+          + " [--replica host:port... [--read-mode master|slave|master_slave]]"
+          + " [--tls-ca CA.pem]\n"
           + "       java -jar relock-redisson-driver.jar"
           + " --url redis-sentinel://[user:pass@]host:port[,host:port...]/MASTER[/db]"
           + " [--sentinel-username U] [--sentinel-password PW] [--watchdog-ms N]"
@@ -166,6 +179,7 @@ public final class Driver {
     String sentinelUsername = null;
     String sentinelPassword = null;
     ReadMode readMode = null;
+    String tlsCa = null;
     try {
       for (int i = 0; i < argv.length; i++) {
         String a = argv[i];
@@ -173,6 +187,7 @@ public final class Driver {
           case "--url" -> url = value(argv, ++i, a);
           case "--cluster" -> cluster = value(argv, ++i, a);
           case "--replica" -> replicas.add(value(argv, ++i, a));
+          case "--tls-ca" -> tlsCa = value(argv, ++i, a);
           case "--sentinel-username" -> sentinelUsername = value(argv, ++i, a);
           case "--sentinel-password" -> sentinelPassword = value(argv, ++i, a);
           case "--read-mode" -> {
@@ -221,6 +236,9 @@ public final class Driver {
       if (readMode != null && !sentinel && replicas.isEmpty()) {
         throw new UsageException("--read-mode needs --replica or a redis-sentinel:// URL");
       }
+      if (tlsCa != null && (sentinel || !replicas.isEmpty())) {
+        throw new UsageException("--tls-ca goes with a single server or --cluster only");
+      }
     } catch (RuntimeException e) {
       System.err.println("relock-redisson-driver: " + e.getMessage());
       System.err.println(USAGE);
@@ -240,7 +258,15 @@ public final class Driver {
       } else {
         config = buildConfig(url, cluster, watchdogMs, sharded, version);
       }
-    } catch (RuntimeException e) {
+      if (tlsCa != null) {
+        URL truststore = truststoreOf(tlsCa);
+        if (cluster != null) {
+          trust(config.useClusterServers(), truststore);
+        } else {
+          trust(config.useSingleServer(), truststore);
+        }
+      }
+    } catch (Exception e) {
       fatal(protocol, "bad command line: " + describe(e), 2);
       return;
     }
@@ -372,6 +398,42 @@ public final class Driver {
       }
     }
     return config;
+  }
+
+  // The truststore's password: the PKCS12 format asks for one; the store holds only public
+  // certificates, so it protects nothing.
+  private static final String TRUSTSTORE_PASSWORD = "relock-interop";
+
+  /**
+   * The certificates of a PEM file as a PKCS12 truststore in a temp file (deleted on exit), for
+   * setSslTruststore(URL), which 3.18.1 and 4.x both take. Built here with CertificateFactory and
+   * KeyStore rather than by keytool, so a test passes the same PEM file relock reads and runs no
+   * extra tool.
+   */
+  static URL truststoreOf(String pemFile) throws Exception {
+    KeyStore store = KeyStore.getInstance("PKCS12");
+    store.load(null, null);
+    CertificateFactory x509 = CertificateFactory.getInstance("X.509");
+    int n = 0;
+    try (InputStream in = Files.newInputStream(Path.of(pemFile))) {
+      for (Certificate c : x509.generateCertificates(in)) {
+        store.setCertificateEntry("ca-" + n++, c);
+      }
+    }
+    if (n == 0) {
+      throw new UsageException("--tls-ca " + pemFile + ": no certificate in it");
+    }
+    Path file = Files.createTempFile("relock-interop-truststore-", ".p12");
+    file.toFile().deleteOnExit();
+    try (OutputStream out = Files.newOutputStream(file)) {
+      store.store(out, TRUSTSTORE_PASSWORD.toCharArray());
+    }
+    return file.toUri().toURL();
+  }
+
+  private static void trust(org.redisson.config.BaseConfig<?> servers, URL truststore) {
+    servers.setSslTruststore(truststore);
+    servers.setSslTruststorePassword(TRUSTSTORE_PASSWORD);
   }
 
   /**
