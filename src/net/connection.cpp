@@ -156,6 +156,8 @@ void connection::probe_if_unanswered(clock::duration connect_took) {
     std::error_code unknown;
     const auto peer = lowest().remote_endpoint(unknown);
     if (unknown) return;
+    log(log_level::debug,
+        "TLS hello to " + options_.target.address() + " unanswered: asking the port in plain RESP");
     probe_ = plain_probe::start(io_, peer, [this, self, epoch] {
       if (epoch != epoch_ || state_ != state::connecting) return;
       fail(errc::connection, "TLS handshake with " + options_.target.address() +

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // relock over TLS against a real redis-server with tls-port, certificates from a throwaway CA:
 // verification by name and CA, the server name for an address, mutual TLS, the explicit way to
-// turn verification off, and every connection of a client (commands, pub/sub, blocking) on TLS.
+// turn verification off, every connection of a client (commands, pub/sub, blocking) on TLS, and
+// a TLS server slow to answer never taken for a plain one.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -187,4 +188,28 @@ TEST(tls, files_that_cannot_be_used_are_a_clear_error_before_any_connection) {
   std::tie(code, what) = refusal(c);
   EXPECT_EQ(code, errc::invalid_argument);
   EXPECT_NE(what.find(certificates().server_key()), std::string::npos) << what;
+}
+
+// relock asks a port that leaves its TLS hello unanswered whether it speaks plain RESP (a plain
+// Redis never answers a hello: net/plain_probe.hpp). A TLS server that is merely slow (here:
+// stopped for 300 ms, fifteen times the probe's 20 ms) answers no such question, and the
+// client connects once it resumes.
+TEST(tls, a_tls_server_slow_to_answer_is_not_taken_for_a_plain_one) {
+  auto server = tls_server();
+  relock::config c;
+  c.url = server.tls_url("localhost");
+  c.tls.ca_file = certificates().ca();
+  std::atomic<int> probes{0};
+  c.log = [&](relock::log_level, std::string_view text) {
+    if (text.find("asking the port in plain RESP") != text.npos) ++probes;
+  };
+  server.pause();
+  auto resume = std::async(std::launch::async, [&] {
+    std::this_thread::sleep_for(300ms);  // the fault's length, not a wait for a condition
+    server.resume();
+  });
+  const auto [code, what] = refusal(c);
+  resume.get();
+  EXPECT_EQ(what, "") << code.message();
+  EXPECT_GE(probes.load(), 1) << "the hello went unanswered long enough to ask";
 }
