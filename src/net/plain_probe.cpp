@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "net/plain_probe.hpp"
 
+#include <fcntl.h>
+
 #include <asio/buffer.hpp>
 #include <asio/read.hpp>
 #include <asio/write.hpp>
+
 #include <utility>
 
 namespace relock::net {
@@ -14,6 +17,11 @@ plain_probe::plain_probe(asio::io_context& io, std::function<void()> answered_re
 std::shared_ptr<plain_probe> plain_probe::start(asio::io_context& io, asio::ip::tcp::endpoint where,
                                                 std::function<void()> answered_resp) {
   std::shared_ptr<plain_probe> probe(new plain_probe(io, std::move(answered_resp)));
+  std::error_code ec;
+  probe->socket_.open(where.protocol(), ec);
+  if (ec) return probe;
+  // As connection's own sockets: never handed to a program this one runs.
+  ::fcntl(probe->socket_.native_handle(), F_SETFD, FD_CLOEXEC);
   probe->socket_.async_connect(where, [probe](std::error_code ec) {
     if (ec || !probe->answered_resp_) return;
     static constexpr char ping[] = "PING\r\n";
