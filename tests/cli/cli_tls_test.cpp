@@ -141,7 +141,7 @@ TEST_F(cli_tls, bad_tls_input_is_exit_2_and_one_line_naming_the_flag) {
       {{"--tls-ca", t.ca()}, {{"RELOCK_TLS_KEY", t.client_key()}}, "$RELOCK_TLS_KEY"},
       {{"--tls-ca", t.ca(), "--tls-cert", t.client_cert(), "--tls-key", t.server_key()},
        {},
-       "cannot use the client key"},
+       "is not the key of the certificate"},
       {{"--tls-ca", "/"}, {}, "--tls-ca '/': a directory"},
       {{"--tls-ca", ""}, {}, "--tls-ca is empty"},
       {{"--tls-server-name", ""}, {}, "--tls-server-name is empty"},
