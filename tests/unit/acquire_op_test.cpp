@@ -114,6 +114,15 @@ class fake_env final : public acquire_env {
     releases_.pop_front();
     r.done(ec, std::move(detail));
   }
+  // Every callback the test left unanswered holds the operation, which holds this environment:
+  // dropped at the end of each test, so nothing leaks.
+  void forget() {
+    calls_.clear();
+    releases_.clear();
+    joins_.clear();
+    posted_.clear();
+    timer_fired_ = {};
+  }
   void fire_timer() {
     ASSERT_TRUE(timer_at_.has_value());
     now_ = *timer_at_;
@@ -154,12 +163,21 @@ void start(const std::shared_ptr<fake_env>& env, acquire_request r, outcome& out
 }
 
 resp::reply acquired() { return resp::reply::make_nil(); }
+
+}  // namespace
+
+class acquire_op : public ::testing::Test {
+ protected:
+  void TearDown() override { env->forget(); }
+  std::shared_ptr<fake_env> env = std::make_shared<fake_env>();
+};
+
+namespace {
 resp::reply refused(std::int64_t ttl_ms) { return resp::reply::make_integer(ttl_ms); }
 
 }  // namespace
 
-TEST(acquire_op, a_free_lock_is_recorded_for_the_watchdog_before_the_caller_hears) {
-  auto env = std::make_shared<fake_env>();
+TEST_F(acquire_op, a_free_lock_is_recorded_for_the_watchdog_before_the_caller_hears) {
   outcome out;
   start(env, request_for(std::nullopt, false), out);
   ASSERT_EQ(env->calls_.size(), 1u);
@@ -175,8 +193,7 @@ TEST(acquire_op, a_free_lock_is_recorded_for_the_watchdog_before_the_caller_hear
   EXPECT_EQ(env->tracked_, nullptr);
 }
 
-TEST(acquire_op, a_refused_wait_subscribes_tries_again_and_wakes_on_a_message) {
-  auto env = std::make_shared<fake_env>();
+TEST_F(acquire_op, a_refused_wait_subscribes_tries_again_and_wakes_on_a_message) {
   outcome out;
   start(env, request_for(t0 + 10s), out);
   env->answer(refused(5000));
@@ -195,8 +212,7 @@ TEST(acquire_op, a_refused_wait_subscribes_tries_again_and_wakes_on_a_message) {
   EXPECT_FALSE(env->timer_at_.has_value());
 }
 
-TEST(acquire_op, a_lost_reply_is_taken_back_under_the_tries_latch_and_again_before_the_next_try) {
-  auto env = std::make_shared<fake_env>();
+TEST_F(acquire_op, a_lost_reply_is_taken_back_under_the_tries_latch_and_again_before_the_next_try) {
   outcome out;
   start(env, request_for(t0 + 10s), out);
   const std::string latch = env->calls_.front().args.keys.back();
@@ -228,8 +244,7 @@ TEST(acquire_op, a_lost_reply_is_taken_back_under_the_tries_latch_and_again_befo
 
 // The same-owner race (docs/faults.md): an acquire that gave up with its take-back unanswered,
 // then the same owner's next acquire, on the same client.
-TEST(acquire_op, the_same_owners_next_acquire_sends_the_pending_take_back_first) {
-  auto env = std::make_shared<fake_env>();
+TEST_F(acquire_op, the_same_owners_next_acquire_sends_the_pending_take_back_first) {
   outcome first;
   start(env, request_for(std::nullopt, false), first);
   const std::string latch = env->calls_.front().args.keys.back();
@@ -261,8 +276,7 @@ TEST(acquire_op, the_same_owners_next_acquire_sends_the_pending_take_back_first)
   EXPECT_FALSE(env->book_.has("lk", owner));
 }
 
-TEST(acquire_op, the_deadline_ends_a_wait_whose_take_backs_stay_unanswered) {
-  auto env = std::make_shared<fake_env>();
+TEST_F(acquire_op, the_deadline_ends_a_wait_whose_take_backs_stay_unanswered) {
   release_request booked;
   booked.key = "lk";
   booked.take_back = true;
@@ -279,8 +293,7 @@ TEST(acquire_op, the_deadline_ends_a_wait_whose_take_backs_stay_unanswered) {
   EXPECT_TRUE(env->calls_.empty()) << "an answer after the end leads to no try";
 }
 
-TEST(acquire_op, a_grant_no_replica_acknowledged_goes_back_before_the_next_try) {
-  auto env = std::make_shared<fake_env>();
+TEST_F(acquire_op, a_grant_no_replica_acknowledged_goes_back_before_the_next_try) {
   outcome out;
   start(env, request_for(t0 + 10s), out);
   env->answer(acquired(), errc::no_synced_replicas);
@@ -299,8 +312,7 @@ TEST(acquire_op, a_grant_no_replica_acknowledged_goes_back_before_the_next_try) 
   EXPECT_EQ(env->grants_.size(), 1u) << "only the acknowledged grant is recorded";
 }
 
-TEST(acquire_op, a_grant_that_comes_while_the_client_shuts_down_goes_back) {
-  auto env = std::make_shared<fake_env>();
+TEST_F(acquire_op, a_grant_that_comes_while_the_client_shuts_down_goes_back) {
   outcome out;
   start(env, request_for(std::nullopt, false), out);
   ASSERT_NE(env->tracked_, nullptr);
@@ -313,8 +325,7 @@ TEST(acquire_op, a_grant_that_comes_while_the_client_shuts_down_goes_back) {
   ASSERT_EQ(env->releases_.size(), 1u) << "nobody will hear of the hold";
 }
 
-TEST(acquire_op, a_stop_request_ends_a_wait_on_the_io_thread) {
-  auto env = std::make_shared<fake_env>();
+TEST_F(acquire_op, a_stop_request_ends_a_wait_on_the_io_thread) {
   std::stop_source stop;
   auto r = request_for(std::nullopt);
   r.stop = stop.get_token();
@@ -332,8 +343,7 @@ TEST(acquire_op, a_stop_request_ends_a_wait_on_the_io_thread) {
   EXPECT_EQ(env->leaves_, 1);
 }
 
-TEST(acquire_op, a_lost_re_entry_is_not_taken_back) {
-  auto env = std::make_shared<fake_env>();
+TEST_F(acquire_op, a_lost_re_entry_is_not_taken_back) {
   env->holds_.insert({"lk", kind.field(owner)});
   outcome out;
   start(env, request_for(std::nullopt, false), out);
