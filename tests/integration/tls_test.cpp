@@ -15,6 +15,7 @@
 
 #include "support/raw_client.hpp"
 #include "support/redis_server.hpp"
+#include "support/tls_client.hpp"
 #include "support/tls_files.hpp"
 #include "support/wait.hpp"
 
@@ -22,7 +23,9 @@ using namespace std::chrono_literals;
 using relock::errc;
 using relock::test::raw_client;
 using relock::test::redis_server;
+using relock::test::refusal;
 using relock::test::tls_files;
+using relock::test::url_path;
 
 namespace {
 
@@ -37,22 +40,6 @@ redis_server tls_server(bool auth_clients = false) {
                        .tls_key_file = t.server_key(),
                        .tls_ca_file = t.ca(),
                        .tls_auth_clients = auth_clients});
-}
-
-std::string percent(const std::string& path) {
-  std::string out;
-  for (char c : path) out += c == '/' ? std::string("%2F") : std::string(1, c);
-  return out;
-}
-
-// The refusal a client construction ends with, or "" when it connects.
-std::pair<std::error_code, std::string> refusal(const relock::config& c) {
-  try {
-    relock::client client(c);
-    return {};
-  } catch (const relock::error& e) {
-    return {e.code(), e.what()};
-  }
 }
 
 // How many of the server's clients came in on its TLS port.
@@ -85,7 +72,7 @@ TEST(tls, a_lock_over_rediss_verifies_the_server_against_the_ca_and_its_name) {
 TEST(tls, waiters_wake_and_queues_block_over_tls) {
   auto server = tls_server();
   relock::config c;
-  c.url = server.tls_url("localhost") + "?tls_ca=" + percent(certificates().ca());
+  c.url = server.tls_url("localhost") + "?tls_ca=" + url_path(certificates().ca());
   relock::client holder(c), waiter(c);
   auto held = holder.lock("tls-wait");
   held.lock();

@@ -15,6 +15,7 @@
 #include <relock/errors.hpp>
 
 #include "support/redis_cluster.hpp"
+#include "support/tls_client.hpp"
 #include "support/tls_files.hpp"
 #include "support/wait.hpp"
 
@@ -22,26 +23,12 @@ using namespace std::chrono_literals;
 using relock::errc;
 using relock::test::cluster_node;
 using relock::test::redis_cluster;
+using relock::test::refusal;
 using relock::test::tls_files;
+using relock::test::url_path;
 using relock::test::wait_until;
 
 namespace {
-
-std::string percent(const std::string& path) {
-  std::string out;
-  for (char c : path) out += c == '/' ? std::string("%2F") : std::string(1, c);
-  return out;
-}
-
-// The refusal a client construction ends with, or "" when it connects.
-std::pair<std::error_code, std::string> refusal(const relock::config& c) {
-  try {
-    relock::client client(c);
-    return {};
-  } catch (const relock::error& e) {
-    return {e.code(), e.what()};
-  }
-}
 
 class cluster_tls : public ::testing::Test {
  protected:
@@ -65,7 +52,7 @@ class cluster_tls : public ::testing::Test {
   // The cluster by name at its TLS ports, verified against the test CA.
   static relock::config settings(const std::string& seed_host = "localhost") {
     relock::config c;
-    c.url = cluster().tls_seed_url(seed_host) + "?tls_ca=" + percent(files_->ca());
+    c.url = cluster().tls_seed_url(seed_host) + "?tls_ca=" + url_path(files_->ca());
     c.connect_timeout = 3s;
     return c;
   }
