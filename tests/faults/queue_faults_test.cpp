@@ -21,6 +21,7 @@
 #include <mutex>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -71,6 +72,8 @@ class queue_run {
     c.command_timeout = 500ms;
     c.log = [this](relock::log_level, std::string_view text) {
       if (text.find("could not be put back") != std::string_view::npos) ++put_back_failures_;
+      std::lock_guard lock(log_mutex_);
+      if (log_.size() < 40) log_.emplace_back(text);
     };
     relock::client producing(c), consuming(c);
     const std::string dest = "fault-queue";
@@ -166,7 +169,27 @@ class queue_run {
       if (now - empty_since > 1500ms) return;
       std::this_thread::sleep_for(50ms);
     }
-    ADD_FAILURE() << "the queue did not drain in 20 s";
+    ADD_FAILURE() << "the queue did not drain in 20 s; " << where_they_are(admin);
+  }
+
+  // Why a queue did not drain: where its elements sit, and what relock logged.
+  std::string where_they_are(raw_client& admin) {
+    std::ostringstream out;
+    const auto wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+    out << "list " << admin.command({"LLEN", "fault-queue"}).integer << ", delayed list "
+        << admin.command({"LLEN", "redisson_delay_queue:{fault-queue}"}).integer << ", due set "
+        << admin.command({"ZCARD", "redisson_delay_queue_timeout:{fault-queue}"}).integer;
+    const auto first = admin.command(
+        {"ZRANGE", "redisson_delay_queue_timeout:{fault-queue}", "0", "0", "WITHSCORES"});
+    if (first.elements.size() == 2) {
+      out << ", earliest due " << first.elements[1].str << " (now " << wall_ms << ")";
+    }
+    std::lock_guard lock(log_mutex_);
+    out << "; relock logged " << log_.size() << " line(s):";
+    for (const auto& line : log_) out << "\n  " << line;
+    return out.str();
   }
 
   figures count(int faults) {
@@ -195,6 +218,8 @@ class queue_run {
   std::map<std::string, int> taken_;
   std::int64_t delayed_ = 0;
   std::atomic<int> put_back_failures_{0};
+  std::mutex log_mutex_;
+  std::vector<std::string> log_;  // relock's first log lines, for a failure's message
 };
 
 void expect_counted(const figures& f, const char* kind) {
