@@ -51,8 +51,12 @@ std::size_t redis_cluster::move_keys(const slot_migration& m, std::size_t max_ke
       throw std::runtime_error(m.from.address() + ": GETKEYSINSLOT " + s + ": " + to_string(keys));
     }
     if (keys.elements.empty()) break;
+    // With tls-cluster the source opens MIGRATE's connection with TLS: to the TLS port, else
+    // it greets the plain port with a ClientHello and times out (IOERR) whenever a key is left
+    // in the slot to move.
+    const auto port = m.to.tls_port != 0 ? m.to.tls_port : m.to.port;
     std::vector<std::string> migrate{
-        "MIGRATE", m.to.host, std::to_string(m.to.port),
+        "MIGRATE", m.to.host, std::to_string(port),
         "",        "0",       std::to_string(migrate_timeout.count() * 1000),
         "KEYS"};
     for (const auto& k : keys.elements) migrate.push_back(k.str);

@@ -201,12 +201,17 @@ TEST_F(cluster_tls, a_moved_over_tls_leads_to_the_new_owner_by_name_at_its_tls_p
   lock.lock();
   lock.unlock();  // relock's map now names masters[0] for the slot
   const auto slot = cluster().slot_of(name);
+  // A key for MIGRATE to carry, so the move always crosses the TLS bus between the masters.
+  const std::string passenger = "{" + name + "}:passenger";
+  cluster().client(masters[0]).command({"SET", passenger, "1"});
   cluster().migrate_slot(slot, masters[0], masters[1]);
+  EXPECT_EQ(cluster().client(masters[1]).command({"EXISTS", passenger}).integer, 1);
   // The old owner answers MOVED <slot> localhost:<tls-port of masters[1]> over TLS.
   lock.lock();
   EXPECT_EQ(cluster().client(masters[1]).command({"EXISTS", name}).integer, 1);
   lock.unlock();
   cluster().migrate_slot(slot, masters[1], masters[0]);
+  EXPECT_EQ(cluster().client(masters[0]).command({"DEL", passenger}).integer, 1);
 }
 
 }  // namespace
