@@ -67,11 +67,11 @@ CountDownLatch client::count_down_latch(std::string_view name) const {
   return CountDownLatch(core_, std::string(name));
 }
 
-asio::io_context& client::io() const { return core_->io(); }
+asio::io_context& client::io(detail::client_core& core) { return core.io(); }
 
-void client::start_inspect(std::string name,
-                           detail::completion<void(std::error_code, lock_info)> done) const {
-  detail::start_inspect(core_, std::move(name), std::move(done));
+void client::start_inspect(const std::shared_ptr<detail::client_core>& core, std::string name,
+                           detail::completion<void(std::error_code, lock_info)> done) {
+  detail::start_inspect(core, std::move(name), std::move(done));
 }
 
 lock_info client::inspect(std::string_view name) const {

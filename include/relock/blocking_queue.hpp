@@ -74,8 +74,9 @@ class RELOCK_API BlockingQueue {
   template <class Token>
   auto async_offer(std::string value, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code)>(
-        [this](auto handler, std::string v) {
-          start_offer(std::move(v), detail::erase<std::error_code>(std::move(handler), io()));
+        [self = *this](auto handler, std::string v) mutable {
+          self.start_offer(std::move(v),
+                           detail::erase<std::error_code>(std::move(handler), self.io()));
         },
         token, std::move(value));
   }
@@ -85,10 +86,11 @@ class RELOCK_API BlockingQueue {
   auto async_poll(std::optional<std::chrono::milliseconds> wait, std::stop_token stop,
                   Token&& token) {
     return asio::async_initiate<Token, void(std::error_code, std::optional<std::string>)>(
-        [this](auto handler, std::optional<std::chrono::milliseconds> w, std::stop_token s) {
-          start_poll(
-              w, std::move(s),
-              detail::erase<std::error_code, std::optional<std::string>>(std::move(handler), io()));
+        [self = *this](auto handler, std::optional<std::chrono::milliseconds> w,
+                       std::stop_token s) mutable {
+          auto c = detail::erase_cancellable<std::error_code, std::optional<std::string>>(
+              std::move(handler), self.io(), std::move(s));
+          self.start_poll(w, std::move(c.stop), std::move(c.done));
         },
         token, wait, std::move(stop));
   }

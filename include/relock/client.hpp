@@ -111,18 +111,20 @@ class RELOCK_API client {
   template <class Token>
   auto async_inspect(std::string_view name, Token&& token) const {
     return asio::async_initiate<Token, void(std::error_code, lock_info)>(
-        [this](auto handler, std::string n) {
-          start_inspect(std::move(n),
-                        detail::erase<std::error_code, lock_info>(std::move(handler), io()));
+        [core = core_](auto handler, std::string n) {
+          start_inspect(core, std::move(n),
+                        detail::erase<std::error_code, lock_info>(std::move(handler), io(*core)));
         },
         token, std::string(name));
   }
 
  private:
   friend struct detail::client_access;
-  asio::io_context& io() const;
-  void start_inspect(std::string name,
-                     detail::completion<void(std::error_code, lock_info)> done) const;
+  // Static, on the core an operation holds: a deferred operation may start after the client's
+  // end, and then completes with errc::cancelled.
+  static asio::io_context& io(detail::client_core& core);
+  static void start_inspect(const std::shared_ptr<detail::client_core>& core, std::string name,
+                            detail::completion<void(std::error_code, lock_info)> done);
 
   std::shared_ptr<detail::client_core> core_;
 };

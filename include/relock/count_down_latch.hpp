@@ -60,9 +60,11 @@ class RELOCK_API CountDownLatch {
   auto async_await(std::optional<std::chrono::milliseconds> wait, std::stop_token stop,
                    Token&& token) {
     return asio::async_initiate<Token, void(std::error_code, bool)>(
-        [this](auto handler, std::optional<std::chrono::milliseconds> w, std::stop_token s) {
-          start_await(w, std::move(s),
-                      detail::erase<std::error_code, bool>(std::move(handler), io()));
+        [self = *this](auto handler, std::optional<std::chrono::milliseconds> w,
+                       std::stop_token s) mutable {
+          auto c = detail::erase_cancellable<std::error_code, bool>(std::move(handler), self.io(),
+                                                                    std::move(s));
+          self.start_await(w, std::move(c.stop), std::move(c.done));
         },
         token, wait, std::move(stop));
   }
@@ -70,8 +72,8 @@ class RELOCK_API CountDownLatch {
   template <class Token>
   auto async_count_down(Token&& token) {
     return asio::async_initiate<Token, void(std::error_code)>(
-        [this](auto handler) {
-          start_count_down(detail::erase<std::error_code>(std::move(handler), io()));
+        [self = *this](auto handler) mutable {
+          self.start_count_down(detail::erase<std::error_code>(std::move(handler), self.io()));
         },
         token);
   }

@@ -65,8 +65,9 @@ class RELOCK_API DelayedQueue {
   template <class Token>
   auto async_offer(std::string value, std::chrono::milliseconds delay, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code)>(
-        [this](auto handler, std::string v, std::chrono::milliseconds d) {
-          start_offer(std::move(v), d, detail::erase<std::error_code>(std::move(handler), io()));
+        [self = *this](auto handler, std::string v, std::chrono::milliseconds d) mutable {
+          self.start_offer(std::move(v), d,
+                           detail::erase<std::error_code>(std::move(handler), self.io()));
         },
         token, std::move(value), delay);
   }

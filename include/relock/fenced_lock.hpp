@@ -56,9 +56,12 @@ class RELOCK_API FencedLock : public Lock {
   template <class Token>
   auto async_lock_and_get_token(owner o, lock_options options, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code, std::int64_t)>(
-        [this](auto handler, owner who, lock_options opts) {
-          auto done = detail::erase<std::error_code, std::int64_t>(std::move(handler), io());
-          start_acquire(
+        [self = *this](auto handler, owner who, lock_options opts) mutable {
+          auto c = detail::erase_cancellable<std::error_code, std::int64_t>(
+              std::move(handler), self.io(), std::move(opts.stop));
+          opts.stop = std::move(c.stop);
+          auto done = std::move(c.done);
+          self.start_acquire(
               who, std::move(opts), true,
               [done = std::move(done)](std::error_code ec, detail::acquire_result r) mutable {
                 if (!ec && !r.acquired) ec = errc::timeout;
@@ -72,10 +75,12 @@ class RELOCK_API FencedLock : public Lock {
   template <class Token>
   auto async_try_lock_and_get_token(owner o, lock_options options, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code, std::optional<std::int64_t>)>(
-        [this](auto handler, owner who, lock_options opts) {
-          auto done =
-              detail::erase<std::error_code, std::optional<std::int64_t>>(std::move(handler), io());
-          start_acquire(
+        [self = *this](auto handler, owner who, lock_options opts) mutable {
+          auto c = detail::erase_cancellable<std::error_code, std::optional<std::int64_t>>(
+              std::move(handler), self.io(), std::move(opts.stop));
+          opts.stop = std::move(c.stop);
+          auto done = std::move(c.done);
+          self.start_acquire(
               who, std::move(opts), false,
               [done = std::move(done)](std::error_code ec, detail::acquire_result r) mutable {
                 std::optional<std::int64_t> t;

@@ -128,15 +128,22 @@ class RELOCK_API Lock : public detail::timed_lockable<Lock> {
   // --- Async: any completion token (callback, asio::use_future, asio::use_awaitable) ---
   // The handler runs on its associated executor (relock's I/O thread when it has none). Such an
   // executor's context must outlive the client: relock posts to it from its own thread.
+  // An operation keeps its own copy of the handle, so one started on a temporary (deferred,
+  // awaited) completes as on a named handle. A wait ends with errc::cancelled on a stop request
+  // (options.stop) or on a cancellation of the handler's Asio cancellation slot (any type;
+  // bind_cancellation_slot, awaitable operators), leaving no hold; unlock, one round trip,
+  // ignores cancellation and completes within the command timeout.
   // void(std::error_code): acquired, or an error (timeout when options.wait ran out).
   template <class Token>
   auto async_lock(owner o, lock_options options, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code)>(
-        [this](auto handler, owner who, lock_options opts) {
-          auto done = detail::erase<std::error_code>(std::move(handler), io());
-          start_acquire(
+        [self = *this](auto handler, owner who, lock_options opts) mutable {
+          auto c = detail::erase_cancellable<std::error_code>(std::move(handler), self.io(),
+                                                              std::move(opts.stop));
+          opts.stop = std::move(c.stop);
+          self.start_acquire(
               who, std::move(opts), true,
-              [done = std::move(done)](std::error_code ec, detail::acquire_result r) mutable {
+              [done = std::move(c.done)](std::error_code ec, detail::acquire_result r) mutable {
                 if (!ec && !r.acquired) ec = errc::timeout;
                 done(ec);
               });
@@ -147,11 +154,13 @@ class RELOCK_API Lock : public detail::timed_lockable<Lock> {
   template <class Token>
   auto async_try_lock(owner o, lock_options options, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code, bool)>(
-        [this](auto handler, owner who, lock_options opts) {
-          auto done = detail::erase<std::error_code, bool>(std::move(handler), io());
-          start_acquire(
+        [self = *this](auto handler, owner who, lock_options opts) mutable {
+          auto c = detail::erase_cancellable<std::error_code, bool>(std::move(handler), self.io(),
+                                                                    std::move(opts.stop));
+          opts.stop = std::move(c.stop);
+          self.start_acquire(
               who, std::move(opts), false,
-              [done = std::move(done)](std::error_code ec, detail::acquire_result r) mutable {
+              [done = std::move(c.done)](std::error_code ec, detail::acquire_result r) mutable {
                 done(ec, r.acquired);
               });
         },
@@ -161,9 +170,9 @@ class RELOCK_API Lock : public detail::timed_lockable<Lock> {
   template <class Token>
   auto async_unlock(owner o, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code)>(
-        [this](auto handler, owner who) {
-          auto done = detail::erase<std::error_code>(std::move(handler), io());
-          start_release(
+        [self = *this](auto handler, owner who) mutable {
+          auto done = detail::erase<std::error_code>(std::move(handler), self.io());
+          self.start_release(
               who, [done = std::move(done)](std::error_code ec, std::string) mutable { done(ec); });
         },
         token, o);

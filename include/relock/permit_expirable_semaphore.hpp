@@ -92,9 +92,11 @@ class RELOCK_API PermitExpirableSemaphore {
   template <class Token>
   auto async_acquire(permit_options options, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code, std::optional<std::string>)>(
-        [this](auto handler, permit_options opts) {
-          start_acquire(std::move(opts), detail::erase<std::error_code, std::optional<std::string>>(
-                                             std::move(handler), io()));
+        [self = *this](auto handler, permit_options opts) mutable {
+          auto c = detail::erase_cancellable<std::error_code, std::optional<std::string>>(
+              std::move(handler), self.io(), std::move(opts.stop));
+          opts.stop = std::move(c.stop);
+          self.start_acquire(std::move(opts), std::move(c.done));
         },
         token, std::move(options));
   }
@@ -102,8 +104,9 @@ class RELOCK_API PermitExpirableSemaphore {
   template <class Token>
   auto async_release(std::string permit_id, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code)>(
-        [this](auto handler, std::string id) {
-          start_release(std::move(id), detail::erase<std::error_code>(std::move(handler), io()));
+        [self = *this](auto handler, std::string id) mutable {
+          self.start_release(std::move(id),
+                             detail::erase<std::error_code>(std::move(handler), self.io()));
         },
         token, std::move(permit_id));
   }

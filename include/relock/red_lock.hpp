@@ -73,9 +73,12 @@ class RELOCK_API RedLock : public detail::lock_set {
   template <class Token>
   auto async_acquire(owner o, lock_options options, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code, redlock_result)>(
-        [this](auto handler, owner who, lock_options opts) {
-          auto done = detail::erase<std::error_code, redlock_result>(std::move(handler), io());
-          start_acquire(
+        [self = *this](auto handler, owner who, lock_options opts) mutable {
+          auto c = detail::erase_cancellable<std::error_code, redlock_result>(
+              std::move(handler), self.io(), std::move(opts.stop));
+          opts.stop = std::move(c.stop);
+          auto done = std::move(c.done);
+          self.start_acquire(
               who, std::move(opts), false,
               [done = std::move(done)](std::error_code ec, detail::lock_set_result r) mutable {
                 done(ec, redlock_result{r.acquired, r.validity, r.held});

@@ -90,10 +90,11 @@ class RELOCK_API Semaphore {
   auto async_acquire(std::int64_t permits, std::optional<std::chrono::milliseconds> wait,
                      std::stop_token stop, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code, bool)>(
-        [this](auto handler, std::int64_t n, std::optional<std::chrono::milliseconds> w,
-               std::stop_token s) {
-          start_acquire(n, w, std::move(s),
-                        detail::erase<std::error_code, bool>(std::move(handler), io()));
+        [self = *this](auto handler, std::int64_t n, std::optional<std::chrono::milliseconds> w,
+                       std::stop_token s) mutable {
+          auto c = detail::erase_cancellable<std::error_code, bool>(std::move(handler), self.io(),
+                                                                    std::move(s));
+          self.start_acquire(n, w, std::move(c.stop), std::move(c.done));
         },
         token, permits, wait, std::move(stop));
   }
@@ -101,8 +102,8 @@ class RELOCK_API Semaphore {
   template <class Token>
   auto async_release(std::int64_t permits, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code)>(
-        [this](auto handler, std::int64_t n) {
-          start_release(n, detail::erase<std::error_code>(std::move(handler), io()));
+        [self = *this](auto handler, std::int64_t n) mutable {
+          self.start_release(n, detail::erase<std::error_code>(std::move(handler), self.io()));
         },
         token, permits);
   }

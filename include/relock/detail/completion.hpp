@@ -5,11 +5,17 @@
 // relock, and must not do so on relock's I/O stack.
 #pragma once
 
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stop_token>
 #include <system_error>
 #include <type_traits>
 #include <utility>
 
+#include <asio/associated_cancellation_slot.hpp>
 #include <asio/associated_executor.hpp>
+#include <asio/cancellation_type.hpp>
 #include <asio/io_context.hpp>
 #include <asio/post.hpp>
 #include <relock/detail/unique_function.hpp>
@@ -20,23 +26,71 @@ template <class Signature>
 using completion = unique_function<Signature>;
 
 // Wraps `handler` so that calling the result posts the handler, with its arguments, to the
-// handler's associated executor (relock's I/O executor when it has none). Once relock's I/O
-// thread has stopped for good (a handle used after its client was destroyed), a handler bound
-// to it runs at once instead, on the calling thread: nothing else would ever run it.
-template <class... Args, class Handler>
-completion<void(Args...)> erase(Handler&& handler, asio::io_context& io) {
+// handler's associated executor (relock's I/O executor when it has none), running `before` there
+// first. Once relock's I/O thread has stopped for good (a handle used after its client was
+// destroyed), a handler bound to it runs at once instead, on the calling thread: nothing else
+// would ever run it.
+template <class... Args, class Handler, class Before>
+completion<void(Args...)> erase_with(Handler&& handler, asio::io_context& io, Before before) {
   auto executor = asio::get_associated_executor(handler, io.get_executor());
-  return [executor, &io, h = std::forward<Handler>(handler)](Args... args) mutable {
+  return [executor, &io, before = std::move(before),
+          h = std::forward<Handler>(handler)](Args... args) mutable {
     if constexpr (std::is_same_v<decltype(executor), asio::io_context::executor_type>) {
       if (&executor.context() == &io && io.stopped()) {
+        before();
         std::move(h)(std::move(args)...);
         return;
       }
     }
-    asio::post(executor, [h = std::move(h), ... a = std::move(args)]() mutable {
-      std::move(h)(std::move(a)...);
-    });
+    asio::post(executor,
+               [before = std::move(before), h = std::move(h), ... a = std::move(args)]() mutable {
+                 before();
+                 std::move(h)(std::move(a)...);
+               });
   };
+}
+
+template <class... Args, class Handler>
+completion<void(Args...)> erase(Handler&& handler, asio::io_context& io) {
+  return detail::erase_with<Args...>(std::forward<Handler>(handler), io, [] {});
+}
+
+// A waiting operation's completion and the stop token it watches.
+template <class... Args>
+struct cancellable {
+  completion<void(Args...)> done;
+  std::stop_token stop;
+};
+
+// As erase, for an operation that waits: the token it watches stops on the caller's `stop` and
+// on any cancellation emitted on the handler's Asio cancellation slot (bind_cancellation_slot,
+// awaitable operators, parallel groups), so either ends the wait with errc::cancelled. The
+// slot is cleared on the handler's executor right before the handler runs, as Asio requires of
+// an operation that completes.
+template <class... Args, class Handler>
+cancellable<Args...> erase_cancellable(Handler&& handler, asio::io_context& io,
+                                       std::stop_token stop) {
+  auto slot = asio::get_associated_cancellation_slot(handler);
+  if (!slot.is_connected())
+    return {detail::erase<Args...>(std::forward<Handler>(handler), io), stop};
+  struct bridge {
+    std::stop_source source;
+    std::optional<std::stop_callback<std::function<void()>>> from_caller;
+  };
+  auto b = std::make_shared<bridge>();
+  if (stop.stop_possible()) {
+    b->from_caller.emplace(stop, [source = b->source]() mutable { source.request_stop(); });
+  }
+  slot.assign([source = b->source](asio::cancellation_type type) mutable {
+    if (type != asio::cancellation_type::none) source.request_stop();
+  });
+  std::stop_token watched = b->source.get_token();
+  return {detail::erase_with<Args...>(std::forward<Handler>(handler), io,
+                                      [slot, b]() mutable {
+                                        slot.clear();
+                                        b.reset();
+                                      }),
+          std::move(watched)};
 }
 
 }  // namespace relock::detail

@@ -81,13 +81,17 @@ class RELOCK_API lock_set : public timed_lockable<lock_set> {
   template <class Token>
   auto async_lock(owner o, lock_options options, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code)>(
-        [this](auto handler, owner who, lock_options opts) {
-          auto done = detail::erase<std::error_code>(std::move(handler), io());
-          start_acquire(who, std::move(opts), true,
-                        [done = std::move(done)](std::error_code ec, lock_set_result r) mutable {
-                          if (!ec && !r.acquired) ec = errc::timeout;
-                          done(ec);
-                        });
+        [self = *this](auto handler, owner who, lock_options opts) mutable {
+          auto c = detail::erase_cancellable<std::error_code>(std::move(handler), self.io(),
+                                                              std::move(opts.stop));
+          opts.stop = std::move(c.stop);
+          auto done = std::move(c.done);
+          self.start_acquire(
+              who, std::move(opts), true,
+              [done = std::move(done)](std::error_code ec, lock_set_result r) mutable {
+                if (!ec && !r.acquired) ec = errc::timeout;
+                done(ec);
+              });
         },
         token, o, std::move(options));
   }
@@ -95,12 +99,16 @@ class RELOCK_API lock_set : public timed_lockable<lock_set> {
   template <class Token>
   auto async_try_lock(owner o, lock_options options, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code, bool)>(
-        [this](auto handler, owner who, lock_options opts) {
-          auto done = detail::erase<std::error_code, bool>(std::move(handler), io());
-          start_acquire(who, std::move(opts), false,
-                        [done = std::move(done)](std::error_code ec, lock_set_result r) mutable {
-                          done(ec, r.acquired);
-                        });
+        [self = *this](auto handler, owner who, lock_options opts) mutable {
+          auto c = detail::erase_cancellable<std::error_code, bool>(std::move(handler), self.io(),
+                                                                    std::move(opts.stop));
+          opts.stop = std::move(c.stop);
+          auto done = std::move(c.done);
+          self.start_acquire(
+              who, std::move(opts), false,
+              [done = std::move(done)](std::error_code ec, lock_set_result r) mutable {
+                done(ec, r.acquired);
+              });
         },
         token, o, std::move(options));
   }
@@ -109,9 +117,9 @@ class RELOCK_API lock_set : public timed_lockable<lock_set> {
   template <class Token>
   auto async_unlock(owner o, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code, std::vector<member_failure>)>(
-        [this](auto handler, owner who) {
-          start_release(who, detail::erase<std::error_code, std::vector<member_failure>>(
-                                 std::move(handler), io()));
+        [self = *this](auto handler, owner who) mutable {
+          self.start_release(who, detail::erase<std::error_code, std::vector<member_failure>>(
+                                      std::move(handler), self.io()));
         },
         token, o);
   }
