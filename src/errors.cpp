@@ -39,6 +39,8 @@ class category_impl final : public std::error_category {
         return "the semaphore was never given permits (its name holds nothing)";
       case errc::no_permission:
         return "the server's ACL does not allow it (NOPERM)";
+      case errc::not_acquired:
+        return "not acquired: held elsewhere until the wait ran out";
     }
     return "unknown relock error";
   }

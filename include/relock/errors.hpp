@@ -16,7 +16,8 @@ namespace relock {
 enum class errc {
   invalid_argument = 1,  // refused before any I/O: bad name, bad duration
   not_owner,             // unlock by someone who does not hold the lock
-  timeout,               // a command got no reply within its timeout
+  timeout,               // Redis did not answer a command within config::command_timeout
+                         // (never a wait that ran out: that is not_acquired)
   lock_lost,             // the hold was found gone: its key deleted or expired, its field removed
   connection,            // could not connect, or the connection broke under a command
   auth_failed,           // the server refused our credentials (AUTH, NOAUTH, WRONGPASS)
@@ -30,6 +31,8 @@ enum class errc {
                          // (or the master refused it: NOREPLICAS); an acquire was rolled back
   not_initialized,       // a semaphore whose name holds nothing: no permits were ever set
   no_permission,         // the server's ACL denies this user a command, key or channel (NOPERM)
+  not_acquired,          // an acquire that must succeed (async_lock with a wait) ran out of
+                         // time with the lock held elsewhere; Redis answered throughout
 };
 
 RELOCK_API const std::error_category& error_category() noexcept;

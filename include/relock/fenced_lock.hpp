@@ -52,7 +52,7 @@ class RELOCK_API FencedLock : public Lock {
   std::optional<std::int64_t> fence(owner o) const;
 
   // void(std::error_code, std::int64_t token): waits as Lock::async_lock (options.wait empty:
-  // for ever; ran out: errc::timeout).
+  // for ever; ran out: errc::not_acquired).
   template <class Token>
   auto async_lock_and_get_token(owner o, lock_options options, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code, std::int64_t)>(
@@ -64,7 +64,7 @@ class RELOCK_API FencedLock : public Lock {
           self.start_acquire(
               who, std::move(opts), true,
               [done = std::move(done)](std::error_code ec, detail::acquire_result r) mutable {
-                if (!ec && !r.acquired) ec = errc::timeout;
+                if (!ec && !r.acquired) ec = errc::not_acquired;
                 done(ec, ec ? 0 : token_of(r));
               });
         },

@@ -133,7 +133,7 @@ class RELOCK_API Lock : public detail::timed_lockable<Lock> {
   // (options.stop) or on a cancellation of the handler's Asio cancellation slot (any type;
   // bind_cancellation_slot, awaitable operators), leaving no hold; unlock, one round trip,
   // ignores cancellation and completes within the command timeout.
-  // void(std::error_code): acquired, or an error (timeout when options.wait ran out).
+  // void(std::error_code): acquired, or an error (not_acquired when options.wait ran out).
   template <class Token>
   auto async_lock(owner o, lock_options options, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code)>(
@@ -144,7 +144,7 @@ class RELOCK_API Lock : public detail::timed_lockable<Lock> {
           self.start_acquire(
               who, std::move(opts), true,
               [done = std::move(c.done)](std::error_code ec, detail::acquire_result r) mutable {
-                if (!ec && !r.acquired) ec = errc::timeout;
+                if (!ec && !r.acquired) ec = errc::not_acquired;
                 done(ec);
               });
         },

@@ -44,7 +44,7 @@ std::int64_t FencedLock::lock_and_get_token(std::chrono::milliseconds lease) {
 
 std::int64_t FencedLock::waited_token(lock_options options) {
   auto token = acquire_token(std::move(options), true);
-  if (!token) throw error(errc::timeout, "fenced lock '" + name() + "': not acquired");
+  if (!token) throw error(errc::not_acquired, "fenced lock '" + name() + "': not acquired");
   return *token;
 }
 

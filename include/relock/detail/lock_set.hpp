@@ -77,7 +77,7 @@ class RELOCK_API lock_set : public timed_lockable<lock_set> {
 
   // --- Async: any completion token; the handler runs on the first member's client's I/O
   // thread unless it has an executor of its own ---
-  // void(std::error_code): acquired, or an error (timeout when options.wait ran out).
+  // void(std::error_code): acquired, or an error (not_acquired when options.wait ran out).
   template <class Token>
   auto async_lock(owner o, lock_options options, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code)>(
@@ -89,7 +89,7 @@ class RELOCK_API lock_set : public timed_lockable<lock_set> {
           self.start_acquire(
               who, std::move(opts), true,
               [done = std::move(done)](std::error_code ec, lock_set_result r) mutable {
-                if (!ec && !r.acquired) ec = errc::timeout;
+                if (!ec && !r.acquired) ec = errc::not_acquired;
                 done(ec);
               });
         },

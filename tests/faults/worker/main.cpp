@@ -138,6 +138,8 @@ std::string error_name(std::error_code ec) {
       return "not_initialized";
     case relock::errc::no_permission:
       return "no_permission";
+    case relock::errc::not_acquired:
+      return "not_acquired";
   }
   return ec.message();
 }
