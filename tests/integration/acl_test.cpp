@@ -4,15 +4,14 @@
 // errc::no_permission, with nothing written.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <future>
-#include <sstream>
 #include <string>
 
 #include <relock/client.hpp>
 #include <relock/errors.hpp>
 
 #include "support/raw_client.hpp"
+#include "support/readme_blocks.hpp"
 #include "support/redis_server.hpp"
 #include "support/tls_files.hpp"
 #include "support/wait.hpp"
@@ -24,24 +23,8 @@ using relock::test::redis_server;
 
 namespace {
 
-// The first code block after the README's least-privilege heading, joined into one line.
-std::string readme_rules() {
-  std::ifstream in(std::string(RELOCK_SOURCE_DIR) + "/README.md");
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string s = text.str();
-  const auto heading = s.find("### Least privilege");
-  const auto open = s.find("```\n", heading);
-  const auto close = s.find("```", open + 4);
-  if (heading == std::string::npos || open == std::string::npos || close == std::string::npos) {
-    return {};
-  }
-  std::string rules = s.substr(open + 4, close - open - 4);
-  for (char& c : rules) {
-    if (c == '\n') c = ' ';
-  }
-  return rules;
-}
+// The README's one-server block.
+std::string readme_rules() { return relock::test::readme_acl_rules(0); }
 
 // `rules` given to the user app (password app-pw); the default user keeps every right, for the
 // test's own raw client.
