@@ -6,6 +6,7 @@
 
 #include <relock/errors.hpp>
 
+#include "exec/executor.hpp"
 #include "exec/probe.hpp"
 
 namespace relock::exec {
@@ -30,10 +31,22 @@ answer ask(const net::endpoint& seed, net::connection_options options,
   asked.push({"PUBSUB", "SHARDNUMSUB"});
   auto [ec, detail, replies] = probe(seed, std::move(options), std::move(asked), command_timeout);
   answer a;
+  const char* names[] = {"CLUSTER SHARDS", "CLUSTER SLOTS", "PUBSUB SHARDNUMSUB"};
   if (ec || replies.size() != 3) {
     a.ec = ec ? ec : make_error_code(errc::connection);
     a.detail = ec ? detail : "no reply";
-  } else if (replies[1].is_error()) {
+    return a;
+  }
+  // Each is needed later too (SHARDS after a failover, SHARDNUMSUB for pubsub=auto): a user
+  // whose ACL rules leave one out is told now, not when a failover is missed.
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    if (replies[i].is_error() && classify(replies[i]) == errc::no_permission) {
+      a.ec = errc::no_permission;
+      a.detail += (a.detail.empty() ? "" : "; ") + std::string(names[i]) + ": " + replies[i].str;
+    }
+  }
+  if (a.ec) return a;
+  if (replies[1].is_error()) {
     // "ERR This instance has cluster support disabled"
     a.not_cluster = replies[1].str.find("cluster support disabled") != std::string::npos;
     a.ec = a.not_cluster ? make_error_code(errc::invalid_argument)
@@ -71,7 +84,9 @@ cluster_view discover_cluster(const std::vector<net::endpoint>& seeds,
       throw error(errc::invalid_argument, seed.address() + " is not in cluster mode (" + a.detail +
                                               "): use a redis:// URL for one server");
     }
-    if (a.ec == errc::auth_failed) throw error(a.ec, seed.address() + ": " + a.detail);
+    if (a.ec == errc::auth_failed || a.ec == errc::no_permission) {
+      throw error(a.ec, seed.address() + ": " + a.detail);
+    }
     last = a.ec == errc::server_error ? a.ec : make_error_code(errc::connection);
     reasons += (reasons.empty() ? "" : "; ") + seed.address() + ": " + a.detail;
   }

@@ -3,6 +3,7 @@
 
 #include <relock/errors.hpp>
 
+#include "exec/executor.hpp"
 #include "exec/probe.hpp"
 #include "topology/sentinel_view.hpp"
 
@@ -24,6 +25,7 @@ sentinel_master discover_master(const std::vector<net::endpoint>& sentinels,
   };
   std::size_t answered = 0;
   std::size_t unknown = 0;
+  std::size_t refused = 0;  // answered NOPERM
   for (const auto& sentinel : sentinels) {
     resp::request asked;
     asked.push({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", master_name});
@@ -40,6 +42,21 @@ sentinel_master discover_master(const std::vector<net::endpoint>& sentinels,
       continue;
     }
     ++answered;
+    // Both answers are needed: without the replica count, replica sync on auto would grant
+    // locks without WAIT, saying nothing. A sentinel user whose ACL rules leave one out is
+    // refused, naming the command (README, least privilege), unless another sentinel serves.
+    bool denied = false;
+    for (std::size_t i = 0; i < 2; ++i) {
+      if (said.replies[i].is_error() && classify(said.replies[i]) == errc::no_permission) {
+        note(sentinel.address() + ": SENTINEL " +
+             (i == 0 ? "GET-MASTER-ADDR-BY-NAME" : "REPLICAS") + ": " + said.replies[i].str);
+        denied = true;
+      }
+    }
+    if (denied) {
+      ++refused;
+      continue;
+    }
     std::string why;
     auto master = topology::sentinel_view::read_master(said.replies[0], &why);
     if (!master) {
@@ -68,6 +85,11 @@ sentinel_master discover_master(const std::vector<net::endpoint>& sentinels,
       continue;
     }
     return {*master, topology::sentinel_view::count_replicas(said.replies[1]).value_or(0)};
+  }
+  if (refused > 0) {
+    throw error(
+        errc::no_permission,
+        "the sentinel user (config::sentinel_user) lacks ACL rules relock needs: " + reasons);
   }
   if (answered > 0 && unknown == answered) {
     throw error(errc::invalid_argument,

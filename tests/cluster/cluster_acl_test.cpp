@@ -304,10 +304,9 @@ TEST_F(cluster_acl, without_the_cluster_block_the_client_is_refused_and_writes_n
   EXPECT_EQ(digests(), before);
 }
 
-// Disabled: discovery reports a refused CLUSTER SLOTS as errc::server_error ("no cluster node
-// answered"), since src/exec/cluster_discovery.cpp does not classify the error reply. Enable
-// once it throws errc::no_permission for NOPERM.
-TEST_F(cluster_acl, DISABLED_without_the_cluster_block_the_error_is_no_permission) {
+// Discovery classifies the refusal: errc::no_permission, which the CLI turns into its pointer
+// to the README's rules.
+TEST_F(cluster_acl, without_the_cluster_block_the_error_is_no_permission) {
   acl_user app(one_server_block);
   const auto [refused, said] = refusal();
   EXPECT_EQ(refused, relock::errc::no_permission) << said;

@@ -336,10 +336,8 @@ TEST_F(sentinel_acl, a_sentinel_user_without_its_rules_is_refused_with_what_it_l
   EXPECT_EQ(raw.command({"DEBUG", "DIGEST"}).str, before);
 }
 
-// Disabled: discovery reports a sentinel's NOPERM as errc::connection ("no master named ...
-// confirmed"), since src/exec/sentinel_discovery.cpp notes the sentinels' error replies as
-// reasons without classifying them. Enable once it throws errc::no_permission for them.
-TEST_F(sentinel_acl, DISABLED_a_sentinel_user_without_its_rules_gets_no_permission) {
+// Discovery classifies a sentinel's NOPERM: errc::no_permission, not "no master confirmed".
+TEST_F(sentinel_acl, a_sentinel_user_without_its_rules_gets_no_permission) {
   acl_users users(data_block, without_questions());
   const auto [refused, said] = refusal(as_app());
   EXPECT_EQ(refused, errc::no_permission) << said;
@@ -378,11 +376,10 @@ TEST_F(sentinel_acl, an_event_channel_left_out_refuses_every_event) {
   lock.unlock();
 }
 
-// Disabled: without +sentinel|replicas the sentinels refuse the count, relock takes it as no
-// replica (src/exec/sentinel_discovery.cpp: count_replicas(...).value_or(0)) and, with
-// replica_sync auto, grants locks without WAIT, saying nothing: a failover may take them back.
-// Enable once a refused count is an error (or falls back to the master's own count).
-TEST_F(sentinel_acl, DISABLED_a_refused_replica_count_never_turns_replica_sync_off_silently) {
+// Without +sentinel|replicas the sentinels refuse the count; taken as no replica, replica_sync
+// auto would grant locks without WAIT, saying nothing, and a failover could take them back. So
+// a refused count refuses the client (no_permission), naming the command.
+TEST_F(sentinel_acl, a_refused_replica_count_never_turns_replica_sync_off_silently) {
   std::string rules = sentinel_block;
   const std::string left_out = " +sentinel|replicas";
   const auto at = rules.find(left_out);
