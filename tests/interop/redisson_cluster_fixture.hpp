@@ -7,6 +7,9 @@
 // Redisson 3.18.1 only speaks classic pub/sub (SUBSCRIBE/PUBLISH) in a cluster; 4.x speaks
 // sharded (SSUBSCRIBE/SPUBLISH) unless its shardedSubscriptionMode is OFF. A waiter only hears
 // a release published the same way, so each pairing runs relock in the matching mode.
+//
+// The pairings, name_on, cluster_subscribers and cluster_setting serve any cluster; the fixture
+// below uses them on the shared one.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -18,6 +21,7 @@
 
 #include <relock/config.hpp>
 
+#include "contention_scenarios.hpp"
 #include "redisson_driver.hpp"
 #include "support/redis_cluster.hpp"
 
@@ -53,6 +57,47 @@ inline std::string cluster_peer_name(const redisson_cluster_peer& p) {
          (p.relock_mode == relock::publish_mode::sharded ? "_sharded" : "_classic");
 }
 
+// A name with `prefix` whose slot `master` serves.
+inline std::string name_on(const redis_cluster& cluster, const cluster_node& master,
+                           const std::string& prefix) {
+  for (int i = 0;; ++i) {
+    std::string name = prefix + std::to_string(i);
+    if (cluster.owner_of(name).port == master.port) return name;
+  }
+}
+
+// Subscribers of `channel` over every node in `mode` (PUBSUB NUMSUB counts a classic subscriber
+// on the node it subscribed on, SHARDNUMSUB a sharded one on the node that serves the channel's
+// slot, replicas included): a subscriber of the other kind would never hear a release published
+// in `mode`.
+inline long long cluster_subscribers(const redis_cluster& cluster, relock::publish_mode mode,
+                                     const std::string& channel) {
+  const bool sharded = mode == relock::publish_mode::sharded;
+  long long n = 0;
+  for (const auto& node : cluster.nodes()) {
+    n += cluster.client(node)
+             .command({"PUBSUB", sharded ? "SHARDNUMSUB" : "NUMSUB", channel})
+             .elements.at(1)
+             .integer;
+  }
+  return n;
+}
+
+// Where the contention scenarios find the data in `cluster`: each key on its master, waiters
+// counted in `mode`.
+inline contention::setting cluster_setting(const redis_cluster& cluster,
+                                           relock::publish_mode mode) {
+  contention::setting s;
+  s.raw_for = [&cluster](const std::string& key) { return cluster.client(cluster.owner_of(key)); };
+  s.subscribers = [&cluster, mode](const std::string& channel) {
+    return cluster_subscribers(cluster, mode, channel);
+  };
+  s.place = [&cluster](const std::string& name) {
+    return "master " + cluster.owner_of(name).address() + ", lock " + name;
+  };
+  return s;
+}
+
 class redisson_cluster_fixture : public ::testing::TestWithParam<redisson_cluster_peer> {
  protected:
   void SetUp() override {
@@ -83,27 +128,17 @@ class redisson_cluster_fixture : public ::testing::TestWithParam<redisson_cluste
 
   // A name with `prefix` whose slot `master` serves.
   static std::string name_on(const cluster_node& master, const std::string& prefix) {
-    for (int i = 0;; ++i) {
-      std::string name = prefix + std::to_string(i);
-      if (cluster().owner_of(name).port == master.port) return name;
-    }
+    return test::name_on(cluster(), master, prefix);
   }
 
-  // Subscribers of `channel` over every node in this pairing's mode (PUBSUB NUMSUB counts a
-  // classic subscriber on the node it subscribed on, SHARDNUMSUB a sharded one on the node that
-  // serves the channel's slot, replicas included): a subscriber of the other kind would never
-  // hear this pairing's releases.
+  // Subscribers of `channel` over every node in this pairing's mode (cluster_subscribers).
   long long subscribers(const std::string& channel) {
-    const bool sharded = GetParam().relock_mode == relock::publish_mode::sharded;
-    long long n = 0;
-    for (const auto& node : cluster().nodes()) {
-      n += cluster()
-               .client(node)
-               .command({"PUBSUB", sharded ? "SHARDNUMSUB" : "NUMSUB", channel})
-               .elements.at(1)
-               .integer;
-    }
-    return n;
+    return cluster_subscribers(cluster(), GetParam().relock_mode, channel);
+  }
+
+  // The contention scenarios' view of the shared cluster in this pairing's mode.
+  contention::setting contention_setting() {
+    return cluster_setting(cluster(), GetParam().relock_mode);
   }
 };
 

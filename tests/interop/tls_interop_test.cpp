@@ -1,28 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock and the real Redisson contend over TLS (issue #32): scenarios 1-3 of
-// lock_interop_test.cpp with both on the tls-port of one server, certificates from a throwaway
+// relock and the real Redisson contend over TLS (issue #32): scenarios 1-3
+// (contention_scenarios.hpp) with both on the tls-port of one server, certificates from a throwaway
 // CA (support/tls_files), once per Redisson version. Redisson trusts the CA through a PKCS12
 // truststore the driver makes from the same PEM file relock reads (--tls-ca), and both verify
 // the name "localhost". The test's own raw clients use the server's plain port, so every
 // connection on the TLS port is one of relock's or Redisson's.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <future>
-#include <thread>
+#include <string>
 
 #include <relock/client.hpp>
 
+#include "contention_scenarios.hpp"
 #include "interop_env.hpp"
 #include "redisson_driver.hpp"
 #include "support/raw_client.hpp"
 #include "support/redis_server.hpp"
 #include "support/tls_files.hpp"
-#include "support/wait.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;
-using steady = std::chrono::steady_clock;
 
 namespace {
 
@@ -30,8 +27,6 @@ const tls_files& certificates() {
   static const tls_files files;
   return files;
 }
-
-using interval = std::pair<std::int64_t, std::int64_t>;  // CLOCK_MONOTONIC ns: acquired, released
 
 class redisson_tls_interop : public ::testing::TestWithParam<std::string> {
  protected:
@@ -65,6 +60,16 @@ class redisson_tls_interop : public ::testing::TestWithParam<std::string> {
     EXPECT_EQ(clients_on(server_.port()), raw_clients);
   }
 
+  // The contention scenarios' view of the server: the test's raw clients on its plain port, and
+  // both sides checked to be on the TLS port whenever both are connected.
+  contention::setting contention_setting() {
+    contention::setting s;
+    s.raw_for = [this](const std::string&) { return raw_client::to(server_); };
+    s.subscribers = [this](const std::string& channel) { return subscribers(channel); };
+    s.check_connections = [this](const std::string&) { expect_everyone_on_tls(1); };
+    return s;
+  }
+
   redis_server server_{{.tls_cert_file = certificates().server_cert(),
                         .tls_key_file = certificates().server_key(),
                         .tls_ca_file = certificates().ca()}};
@@ -75,99 +80,25 @@ class redisson_tls_interop : public ::testing::TestWithParam<std::string> {
 
 // 1. Two relock threads and two Redisson owners increment one counter under one lock.
 TEST_P(redisson_tls_interop, mutual_exclusion_across_languages_over_tls) {
-  constexpr int rounds = 500;
   auto j = java();
   relock::client client(settings());
   client.lock("warm-up").try_lock();  // relock's connections are up before they are counted
   client.lock("warm-up").unlock();
-  expect_everyone_on_tls(1);
-  auto a = j.send("a", "incloop shared counter " + std::to_string(rounds) + " 50");
-  auto b = j.send("b", "incloop shared counter " + std::to_string(rounds) + " 50");
-
-  std::vector<interval> cpp_intervals[2];
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 2; ++t) {
-    threads.emplace_back([&, t] {
-      auto raw = raw_client::to(server_);
-      auto lk = client.lock("shared");
-      for (int i = 0; i < rounds; ++i) {
-        std::unique_lock<relock::Lock> guard(lk);
-        auto acquired = now_ns();
-        auto v = raw.command({"GET", "counter"});
-        std::int64_t n = v.is_nil() ? 0 : std::stoll(v.str);
-        std::this_thread::sleep_for(50us);  // read, pause, write: the lock is all that protects it
-        raw.command({"SET", "counter", std::to_string(n + 1)});
-        cpp_intervals[t].push_back({acquired, now_ns()});
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  std::vector<interval> all;
-  for (auto& v : cpp_intervals) all.insert(all.end(), v.begin(), v.end());
-  for (const auto& id : {a, b}) {
-    auto r = j.wait_reply(id, 120s);
-    ASSERT_TRUE(r.value("ok", false)) << r.dump();
-    for (const auto& iv : r["result"]["intervals"]) {
-      all.push_back({iv[0].get<std::int64_t>(), iv[1].get<std::int64_t>()});
-    }
-  }
-  EXPECT_EQ(raw_.command({"GET", "counter"}).str, std::to_string(4 * rounds));
-  ASSERT_EQ(all.size(), 4u * rounds);
-  std::sort(all.begin(), all.end());
-  int overlaps = 0;
-  for (std::size_t i = 1; i < all.size(); ++i) overlaps += all[i].first < all[i - 1].second;
-  EXPECT_EQ(overlaps, 0);
+  contention::mutual_exclusion(j, client, {"shared"}, contention_setting());
 }
 
 // 2. Redisson holds: relock gives up on time, then wakes on Redisson's unlock message.
 TEST_P(redisson_tls_interop, relock_waits_on_a_redisson_hold_and_wakes_on_its_unlock_over_tls) {
   auto j = java();
   relock::client client(settings());
-  auto lk = client.lock("j-holds");
-  ASSERT_EQ(j.call_ok("a", "lock j-holds 30000"), true);
-
-  auto started = steady::now();
-  EXPECT_FALSE(lk.try_lock(500ms));
-  auto took = steady::now() - started;
-  EXPECT_GE(took, 500ms);
-  EXPECT_LT(took, 2s);
-
-  auto waiting = try_on_thread(lk, 20s);
-  ASSERT_TRUE(wait_until([&] { return subscribers(lock_channel("j-holds")) >= 1; }, 5s));
-  expect_everyone_on_tls(1);
-  auto released = steady::now();
-  ASSERT_EQ(j.call_ok("a", "unlock j-holds"), true);
-  ASSERT_EQ(waiting.wait_for(5s), std::future_status::ready);
-  auto [got, at] = waiting.get();
-  EXPECT_TRUE(got);
-  EXPECT_LT(at - released, 1s);  // the lease had 29 s left: it woke on the message
+  contention::relock_waits_on_a_redisson_hold(j, client, "j-holds", contention_setting());
 }
 
 // 3. relock holds: Redisson waits, and wakes on relock's unlock and on its force_unlock.
 TEST_P(redisson_tls_interop, redisson_waits_on_a_relock_hold_and_wakes_over_tls) {
   auto j = java();
   relock::client client(settings());
-  auto lk = client.lock("c-holds");
-  lk.lock(30s);
-  auto id = j.send("a", "trylock c-holds 20000");
-  EXPECT_THROW(j.wait_reply(id, 300ms), std::runtime_error);  // still waiting
-  expect_everyone_on_tls(1);
-  auto released = steady::now();
-  lk.unlock();
-  auto r = j.wait_reply(id, 5s);
-  EXPECT_EQ(r["result"], true) << r.dump();
-  EXPECT_LT(ns_after(released, r), 1'000'000'000);
-  ASSERT_EQ(j.call_ok("a", "unlock c-holds"), true);
-
-  lk.lock(30s);
-  auto second = j.send("b", "trylock c-holds 20000");
-  EXPECT_THROW(j.wait_reply(second, 300ms), std::runtime_error);
-  auto forced = steady::now();
-  EXPECT_TRUE(lk.force_unlock());
-  auto r2 = j.wait_reply(second, 5s);
-  EXPECT_EQ(r2["result"], true) << r2.dump();
-  EXPECT_LT(ns_after(forced, r2), 1'000'000'000);
-  j.call_ok("b", "unlock c-holds");
+  contention::redisson_waits_on_a_relock_hold(j, client, "c-holds", contention_setting());
 }
 
 // The driver's TLS is real: without the test CA, Redisson refuses the server and never starts.
