@@ -204,6 +204,16 @@ redisson_driver::redisson_driver(std::string jar, std::string url, options opts)
     argv.push_back("--tls-ca");
     argv.push_back(opts_.tls_ca_file);
   }
+  if (!opts_.nat_map.empty()) {
+    std::vector<std::string> pairs;
+    for (const auto& [from, to] : opts_.nat_map) pairs.push_back(from + "=" + to);
+    argv.push_back("--nat-map");
+    argv.push_back(join(pairs, ","));
+  }
+  if (!opts_.client_name.empty()) {
+    argv.push_back("--client-name");
+    argv.push_back(opts_.client_name);
+  }
   start(argv);
 
   std::string failure;

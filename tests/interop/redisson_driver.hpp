@@ -61,6 +61,14 @@ class redisson_driver {
     // --tls-ca: the PEM file of the CA Redisson trusts, with a rediss:// url (single server or
     // cluster); the driver makes a PKCS12 truststore of it. Empty = the JVM's default CAs.
     std::string tls_ca_file{};
+    // --nat-map (with cluster_nodes only): ClusterServersConfig.setNatMap, "HOST:PORT" read from
+    // the cluster -> "HOST:PORT" Redisson connects to instead. Over TLS this maps the IPs that
+    // CLUSTER NODES gives to the name the certificates carry (Redisson ignores announced
+    // hostnames), so Redisson verifies that name.
+    std::map<std::string, std::string> nat_map{};
+    // --client-name (single server or cluster): Redisson names its connections (CLIENT SETNAME),
+    // so CLIENT LIST tells them apart. Empty = unnamed, Redisson's default.
+    std::string client_name{};
   };
 
   redisson_driver(std::string jar, std::string url, options opts);

@@ -57,6 +57,8 @@ import org.redisson.config.SingleServerConfig;
  *        [--watchdog-ms N] [--cluster host:port,host:port... [--sharded-subscription auto|on|off]]
  *        [--replica host:port... [--read-mode master|slave|master_slave]]
  *        [--tls-ca CA.pem]   (with a rediss:// URL)
+ *        [--nat-map HOST:PORT=HOST:PORT,...]   (with --cluster)
+ *        [--client-name NAME]   (single server or --cluster)
  *   java -jar relock-redisson-driver-VERSION.jar
  *        --url redis-sentinel://[user:pass@]host:port[,host:port...]/MASTER[/db]
  *        [--sentinel-username U] [--sentinel-password PW] [--watchdog-ms N]
@@ -76,6 +78,13 @@ import org.redisson.config.SingleServerConfig;
  * With a rediss:// URL (single server or cluster) Redisson speaks TLS; --tls-ca names the PEM
  * file of the CA it trusts (the test's throwaway CA), else it trusts the JVM's default CAs.
  * Redisson verifies the server's certificate and its name (the URL's host) either way.
+ *
+ * --nat-map is ClusterServersConfig.setNatMap (both versions): every node address Redisson reads
+ * from the cluster (CLUSTER NODES: always an IP) is replaced by the one given, before it
+ * connects. Over TLS that is how Redisson reaches nodes by the name their certificate carries
+ * (3.18.1 and 4.7.0 both ignore the hostname a node announces), and so keeps verifying it.
+ * --client-name is setClientName: Redisson names each of its connections (CLIENT SETNAME), so a
+ * test can tell them apart in CLIENT LIST.
  *
  * Prints {"event":"ready",...} once connected, then reads commands "ID OWNER CMD ARGS..." from
  * stdin, one per line, and answers each with exactly one JSON line on stdout. Every OWNER has its
@@ -129,7 +138,7 @@ public final class Driver {
           + " [--watchdog-ms N] [--cluster host:port,host:port..."
           + " [--sharded-subscription auto|on|off]]"
           + " [--replica host:port... [--read-mode master|slave|master_slave]]"
-          + " [--tls-ca CA.pem]\n"
+          + " [--tls-ca CA.pem] [--nat-map HOST:PORT=HOST:PORT,...] [--client-name NAME]\n"
           + "       java -jar relock-redisson-driver.jar"
           + " --url redis-sentinel://[user:pass@]host:port[,host:port...]/MASTER[/db]"
           + " [--sentinel-username U] [--sentinel-password PW] [--watchdog-ms N]"
@@ -180,6 +189,8 @@ public final class Driver {
     String sentinelPassword = null;
     ReadMode readMode = null;
     String tlsCa = null;
+    Map<String, String> natMap = new LinkedHashMap<>();
+    String clientName = null;
     try {
       for (int i = 0; i < argv.length; i++) {
         String a = argv[i];
@@ -188,6 +199,16 @@ public final class Driver {
           case "--cluster" -> cluster = value(argv, ++i, a);
           case "--replica" -> replicas.add(value(argv, ++i, a));
           case "--tls-ca" -> tlsCa = value(argv, ++i, a);
+          case "--nat-map" -> {
+            for (String pair : value(argv, ++i, a).split(",")) {
+              String[] fromTo = pair.split("=", -1);
+              if (fromTo.length != 2 || fromTo[0].isEmpty() || fromTo[1].isEmpty()) {
+                throw new UsageException("--nat-map takes HOST:PORT=HOST:PORT,...: " + pair);
+              }
+              natMap.put(fromTo[0], fromTo[1]);
+            }
+          }
+          case "--client-name" -> clientName = value(argv, ++i, a);
           case "--sentinel-username" -> sentinelUsername = value(argv, ++i, a);
           case "--sentinel-password" -> sentinelPassword = value(argv, ++i, a);
           case "--read-mode" -> {
@@ -239,6 +260,12 @@ public final class Driver {
       if (tlsCa != null && (sentinel || !replicas.isEmpty())) {
         throw new UsageException("--tls-ca goes with a single server or --cluster only");
       }
+      if (!natMap.isEmpty() && cluster == null) {
+        throw new UsageException("--nat-map needs --cluster");
+      }
+      if (clientName != null && (sentinel || !replicas.isEmpty())) {
+        throw new UsageException("--client-name goes with a single server or --cluster only");
+      }
     } catch (RuntimeException e) {
       System.err.println("relock-redisson-driver: " + e.getMessage());
       System.err.println(USAGE);
@@ -264,6 +291,16 @@ public final class Driver {
           trust(config.useClusterServers(), truststore);
         } else {
           trust(config.useSingleServer(), truststore);
+        }
+      }
+      if (!natMap.isEmpty()) {
+        config.useClusterServers().setNatMap(natMap);
+      }
+      if (clientName != null) {
+        if (cluster != null) {
+          config.useClusterServers().setClientName(clientName);
+        } else {
+          config.useSingleServer().setClientName(clientName);
         }
       }
     } catch (Exception e) {
