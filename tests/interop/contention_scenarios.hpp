@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Scenarios 1-3 of issue #9, written once for every place relock and Redisson meet: one server
-// (lock_interop_test.cpp), one server over TLS (tls_interop_test.cpp) and the shared cluster
-// (cluster_interop_test.cpp). The test makes both sides for its place (a relock client and the
-// Redisson driver) and describes the place in a `setting`; a scenario contends with them and checks
-// what each side sees:
+// (lock_interop_test.cpp), one server over TLS (tls_interop_test.cpp), the shared cluster
+// (cluster_interop_test.cpp) and a cluster over TLS (tls_cluster_interop_test.cpp). The test makes
+// both sides for its place (a relock client and the Redisson driver) and describes the place in a
+// `setting`; a scenario contends with them and checks what each side sees:
 //   1. mutual_exclusion: two relock threads and two Redisson owners per lock increment a counter
 //      under it; exact counts, no overlapping holds.
 //   2. relock_waits_on_a_redisson_hold: relock gives up on time, then wakes on Redisson's unlock

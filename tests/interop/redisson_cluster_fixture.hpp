@@ -8,8 +8,8 @@
 // sharded (SSUBSCRIBE/SPUBLISH) unless its shardedSubscriptionMode is OFF. A waiter only hears
 // a release published the same way, so each pairing runs relock in the matching mode.
 //
-// The pairings, name_on, cluster_subscribers and cluster_setting serve any cluster; the fixture
-// below uses them on the shared one.
+// The pairings, name_on, cluster_subscribers and cluster_setting serve any cluster: the fixture
+// below uses them on the shared one, tls_cluster_interop_test.cpp on a TLS cluster of its own.
 #pragma once
 
 #include <gtest/gtest.h>
