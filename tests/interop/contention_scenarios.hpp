@@ -48,7 +48,8 @@ struct setting {
   // for the server of lock `name`: in scenario 1 before the contention starts, in 2 and 3 while
   // one side waits on the other. Checks nothing by default.
   std::function<void(const std::string& name)> check_connections = [](const std::string&) {};
-  // Where `name` lives, for the timings printed ("master 127.0.0.1:PORT"); the name by default.
+  // Where `name` lives, for the timings printed ("master 127.0.0.1:PORT, lock NAME" in a
+  // cluster); the name by default.
   std::function<std::string(const std::string& name)> place = [](const std::string& name) {
     return name;
   };
