@@ -80,8 +80,8 @@ class RELOCK_API BlockingQueue {
         },
         token, std::move(value));
   }
-  // void(std::error_code, std::optional<std::string>): waits up to `wait` (empty: for ever);
-  // nullopt when none came.
+  // void(std::error_code, std::optional<std::string>): waits up to `wait` (empty: no wait, as
+  // poll(); README, "The contract"); nullopt when none came.
   template <class Token>
   auto async_poll(std::optional<std::chrono::milliseconds> wait, std::stop_token stop,
                   Token&& token) {
@@ -90,9 +90,26 @@ class RELOCK_API BlockingQueue {
                        std::stop_token s) mutable {
           auto c = detail::erase_cancellable<std::error_code, std::optional<std::string>>(
               std::move(handler), self.io(), std::move(s));
-          self.start_poll(w, std::move(c.stop), std::move(c.done));
+          self.start_poll(w.value_or(std::chrono::milliseconds(0)), std::move(c.stop),
+                          std::move(c.done));
         },
         token, wait, std::move(stop));
+  }
+  // void(std::error_code, std::string): the head, waiting as long as it takes (take()).
+  template <class Token>
+  auto async_take(std::stop_token stop, Token&& token) {
+    return asio::async_initiate<Token, void(std::error_code, std::string)>(
+        [self = *this](auto handler, std::stop_token s) mutable {
+          auto c = detail::erase_cancellable<std::error_code, std::string>(std::move(handler),
+                                                                           self.io(), std::move(s));
+          self.start_poll(std::nullopt, std::move(c.stop),
+                          [done = std::move(c.done)](std::error_code ec,
+                                                     std::optional<std::string> value) mutable {
+                            if (!ec && !value) ec = errc::connection;  // cannot happen: said so
+                            done(ec, std::move(value).value_or(std::string()));
+                          });
+        },
+        token, std::move(stop));
   }
 
  private:

@@ -69,7 +69,8 @@ class RELOCK_API RedLock : public detail::lock_set {
   // and options.stop; throws relock::error on failure. The calling thread owns the hold.
   redlock_result acquire(lock_options options);
 
-  // void(std::error_code, redlock_result): waits at most options.wait (no wait when empty).
+  // void(std::error_code, redlock_result): as acquire, waits options.wait (for ever when
+  // empty); a wait that ran out is redlock_result::acquired false, not an error.
   template <class Token>
   auto async_acquire(owner o, lock_options options, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code, redlock_result)>(
@@ -79,7 +80,7 @@ class RELOCK_API RedLock : public detail::lock_set {
           opts.stop = std::move(c.stop);
           auto done = std::move(c.done);
           self.start_acquire(
-              who, std::move(opts), false,
+              who, std::move(opts), true,
               [done = std::move(done)](std::error_code ec, detail::lock_set_result r) mutable {
                 done(ec, redlock_result{r.acquired, r.validity, r.held});
               });

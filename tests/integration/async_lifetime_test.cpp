@@ -220,9 +220,7 @@ TEST_F(async_lifetime, a_cancellation_on_the_slot_ends_every_kind_of_wait_leavin
         errc::cancelled);
     EXPECT_EQ(
         cancelled_wait(
-            [&](auto h) {
-              client_.blocking_queue("cancel:queue").async_poll(std::nullopt, {}, std::move(h));
-            },
+            [&](auto h) { client_.blocking_queue("cancel:queue").async_take({}, std::move(h)); },
             type, raw_, ""),
         errc::cancelled);
   }
