@@ -210,6 +210,7 @@ client_core::client_core(config settings)
       o.target = endpoint_of(n);
       auto c = net::connection::create(io_, o);
       auto s = pubsub::subscriber::create(io_, c, settings_.command_timeout, /*sharded=*/true);
+      tell_refusals(*s);
       c->start();
       return s;
     };
@@ -234,6 +235,7 @@ client_core::client_core(config settings)
     auto push_connection = net::connection::create(io_, options);
     subscriber_ = pubsub::subscriber::create(io_, push_connection, settings_.command_timeout,
                                              sharded && !both);
+    tell_refusals(*subscriber_);
     to_start.push_back(push_connection);
     if (!cluster) push_connection_ = push_connection;
     channels_ = subscriber_.get();
@@ -401,6 +403,13 @@ void client_core::drain() {
 
 std::string client_core::key_of(std::string_view name) const {
   return settings_.name_mapper ? settings_.name_mapper(name) : std::string(name);
+}
+
+void client_core::tell_refusals(pubsub::subscriber& s) {
+  s.on_refused([this, at = s.connection().target().address()](const std::string& text) {
+    log(log_level::error,
+        at + ": " + text + " (waiters fall back to their timers; README, least privilege)");
+  });
 }
 
 asio::io_context& io_of(client_core& core) { return core.io(); }

@@ -148,6 +148,9 @@ class client_core {
   exec::executor_options executor_options(replica_sync_mode sync);
   std::optional<std::pair<std::error_code, std::string>> start_watching(
       const net::endpoint& server, master_watch_options watching, bool sentinel);
+  // A subscription the server keeps refusing (NOPERM: the ACL rules leave a channel out) would
+  // leave waiters to their timers alone: said in the log, once per distinct refusal.
+  void tell_refusals(pubsub::subscriber& s);
 
   config settings_;
   std::string id_;

@@ -94,6 +94,13 @@ void master_watch::start() {
     o.push_mode = true;
     auto events = net::connection::create(io_, o);
     listener_ = pubsub::subscriber::create(io_, events, options_.command_timeout, false);
+    // A refused SUBSCRIBE (the sentinel user's ACL rules) leaves failovers to the asking alone.
+    listener_->on_refused([this, alive = alive_](const std::string& text) {
+      if (!*alive) return;
+      log(log_level::error, "sentinel events: " + text +
+                                " (failovers are found by asking, once a second; README, "
+                                "least privilege)");
+    });
     for (auto channel : topology::sentinel_view::channels()) {
       channels_.push_back(listener_->add(
           std::string(channel), [this](const pubsub::event& e) { heard(e); },

@@ -307,6 +307,12 @@ void subscriber::refused(const resp::reply& error) {
   const std::string_view code = error.error_code();
   const bool passing = code == "BUSY" || code == "LOADING" || code == "TRYAGAIN" ||
                        code == "CLUSTERDOWN" || code == "MASTERDOWN";
+  if (!passing && on_refused_ && error.str != refusal_told_) {
+    refusal_told_ = error.str;
+    on_refused_((command && command->subscribe ? "a subscription was refused: "
+                                               : "an unsubscribe was refused: ") +
+                error.str);
+  }
   retry_later(passing ? std::chrono::milliseconds(100) : std::chrono::milliseconds(1000));
 }
 

@@ -130,6 +130,9 @@ class subscriber : public std::enable_shared_from_this<subscriber>, public chann
   // Sharded pub/sub in a cluster: who takes the channels the server sends elsewhere. Unset, a
   // channel the server ends is simply subscribed again.
   void on_moved(std::function<void(moved_channel)> f) { on_moved_ = std::move(f); }
+  // A refusal that does not pass by itself (NOPERM from the user's ACL rules, say): told once
+  // per distinct text, with the server's words. The channels are asked again every second.
+  void on_refused(std::function<void(const std::string&)> f) { on_refused_ = std::move(f); }
 
   // I/O thread only. Channels the server holds for us or is about to (for tests: no growth).
   std::size_t channel_count() const { return channels_.size(); }
@@ -198,6 +201,8 @@ class subscriber : public std::enable_shared_from_this<subscriber>, public chann
   bool sharded_;  // the mode of add(); add_classic's listeners are classic either way
   channel_map channels_;
   std::function<void(moved_channel)> on_moved_;
+  std::function<void(const std::string&)> on_refused_;
+  std::string refusal_told_;       // the last refusal on_refused_ heard of
   std::deque<sent_command> sent_;  // since the connection was last ready, oldest first
   asio::steady_timer retry_timer_;
   bool retry_due_ = false;

@@ -4,7 +4,9 @@
 // errc::no_permission, with nothing written.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <future>
+#include <memory>
 #include <string>
 
 #include <relock/client.hpp>
@@ -165,6 +167,32 @@ TEST(acl, a_command_left_out_is_no_permission_and_writes_nothing) {
   EXPECT_EQ(waited, errc::no_permission) << said << "; the holder: " << held.message();
   EXPECT_NE(said.find("can't run this command"), std::string::npos) << "said: " << said;
   if (!held) fair.unlock();
+}
+
+TEST(acl, a_channel_left_out_is_said_and_the_waiter_still_gets_the_lock) {
+  // The block without its channel patterns: every subscription is refused.
+  std::string rules = readme_rules();
+  const auto at = rules.find(" &");
+  ASSERT_NE(at, std::string::npos);
+  rules.erase(at);
+  auto server = server_with(rules);
+  relock::client holder(as_app(server));
+  auto told = std::make_shared<std::atomic<bool>>(false);
+  auto settings = as_app(server);
+  settings.log = [told](relock::log_level level, std::string_view text) {
+    if (level == relock::log_level::error &&
+        text.find("a subscription was refused") != std::string_view::npos &&
+        text.find("NOPERM") != std::string_view::npos) {
+      *told = true;
+    }
+  };
+  relock::client waiter(settings);
+  auto held = holder.lock("app:unheard");
+  held.lock(500ms);  // a lease: nothing publishes its end
+  EXPECT_TRUE(waiter.lock("app:unheard").try_lock(5s)) << "the waiter's timer alone";
+  EXPECT_TRUE(relock::test::wait_until([&] { return told->load(); }, 3s))
+      << "the refused subscription went unsaid";
+  waiter.lock("app:unheard").unlock();
 }
 
 TEST(acl, tls_and_an_acl_user_combine) {

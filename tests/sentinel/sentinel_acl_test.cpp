@@ -9,6 +9,7 @@
 #include <atomic>
 #include <future>
 #include <iostream>
+#include <memory>
 #include <stdexcept>
 #include <stop_token>
 #include <string>
@@ -354,7 +355,15 @@ TEST_F(sentinel_acl, an_event_channel_left_out_refuses_every_event) {
   for (std::size_t i = 0; i < set().sentinel_ports().size(); ++i) {
     set().sentinel(i).command({"ACL", "LOG", "RESET"});
   }
-  relock::client client(as_app());
+  auto told = std::make_shared<std::atomic<bool>>(false);
+  auto settings = as_app();
+  settings.log = [told](log_level level, std::string_view text) {
+    if (level == log_level::error &&
+        text.find("sentinel events: a subscription was refused") != std::string_view::npos) {
+      *told = true;
+    }
+  };
+  relock::client client(settings);
   auto refused_reboot = [] {
     for (std::size_t i = 0; i < set().sentinel_ports().size(); ++i) {
       const auto log = set().sentinel(i).command({"ACL", "LOG"});
@@ -371,6 +380,7 @@ TEST_F(sentinel_acl, an_event_channel_left_out_refuses_every_event) {
   };
   ASSERT_TRUE(wait_until(refused_reboot, 5s)) << "no sentinel refused the channel +reboot";
   EXPECT_EQ(watcher_subscriptions(), 0) << "a sentinel took some of the events";
+  EXPECT_TRUE(wait_until([&] { return told->load(); }, 5s)) << "the refusal went unsaid";
   auto lock = client.lock("app:still-" + stamp());
   EXPECT_TRUE(lock.try_lock()) << "the data nodes' rules are whole: locks still work";
   lock.unlock();
