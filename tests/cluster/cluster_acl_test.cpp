@@ -19,6 +19,7 @@
 #include <relock/errors.hpp>
 
 #include "cluster_env.hpp"
+#include "support/every_kind.hpp"
 #include "support/readme_blocks.hpp"
 #include "support/wait.hpp"
 
@@ -147,34 +148,7 @@ TEST_F(cluster_acl, the_readmes_blocks_are_enough_for_every_kind_on_every_master
     lock.unlock();
     EXPECT_TRUE(waited.get()) << "the waiter was not woken";
 
-    const std::string fair_name = on_master("fair");
-    auto fair = client.fair_lock(fair_name);
-    EXPECT_TRUE(fair.try_lock());
-    EXPECT_FALSE(other.fair_lock(fair_name).try_lock(50ms)) << "queued, then gave up";
-    fair.unlock();
-
-    auto rw = client.read_write_lock(on_master("rw"));
-    rw.lock_shared();
-    rw.unlock_shared();
-    rw.lock();
-    rw.unlock();
-
-    auto fenced = client.fenced_lock(on_master("fenced"));
-    EXPECT_GT(fenced.lock_and_get_token(), 0);
-    fenced.unlock();
-
-    auto spin = client.spin_lock(on_master("spin"));
-    EXPECT_TRUE(spin.try_lock());
-    spin.unlock();
-
-    auto sem = client.semaphore(on_master("sem"));
-    EXPECT_TRUE(sem.try_set_permits(2));
-    EXPECT_TRUE(sem.try_acquire(2));
-    sem.release(2);
-
-    auto permits = client.permit_expirable_semaphore(on_master("permits"));
-    EXPECT_TRUE(permits.try_set_permits(1));
-    permits.release(permits.acquire());
+    relock::test::take_and_give_back_each_kind(client, other, on_master);
 
     const std::string latch_name = on_master("latch");
     auto latch = client.count_down_latch(latch_name);

@@ -12,6 +12,7 @@
 #include <relock/client.hpp>
 #include <relock/errors.hpp>
 
+#include "support/every_kind.hpp"
 #include "support/raw_client.hpp"
 #include "support/readme_blocks.hpp"
 #include "support/redis_server.hpp"
@@ -85,34 +86,8 @@ TEST(acl, the_readmes_rules_are_enough_for_every_kind) {
   lock.unlock();
   EXPECT_TRUE(waited.get());
 
-  auto fair = client.fair_lock("app:fair");
-  EXPECT_TRUE(fair.try_lock());
-  EXPECT_FALSE(other.fair_lock("app:fair").try_lock(50ms)) << "queued, then gave up";
-  fair.unlock();
-
-  auto rw = client.read_write_lock("app:rw");
-  rw.lock_shared();
-  rw.unlock_shared();
-  rw.lock();
-  rw.unlock();
-
-  auto fenced = client.fenced_lock("app:fenced");
-  EXPECT_GT(fenced.lock_and_get_token(), 0);
-  fenced.unlock();
-
-  auto spin = client.spin_lock("app:spin");
-  EXPECT_TRUE(spin.try_lock());
-  spin.unlock();
-
-  auto sem = client.semaphore("app:sem");
-  EXPECT_TRUE(sem.try_set_permits(2));
-  EXPECT_TRUE(sem.try_acquire(2));
-  sem.release(2);
-
-  auto permits = client.permit_expirable_semaphore("app:permits");
-  EXPECT_TRUE(permits.try_set_permits(1));
-  const std::string id = permits.acquire();
-  permits.release(id);
+  relock::test::take_and_give_back_each_kind(
+      client, other, [](const char* kind) { return std::string("app:") + kind; });
 
   auto latch = client.count_down_latch("app:latch");
   EXPECT_TRUE(latch.try_set_count(1));

@@ -21,6 +21,7 @@
 
 #include "support/command_stats.hpp"
 #include "support/error_of.hpp"
+#include "support/every_kind.hpp"
 #include "support/raw_client.hpp"
 #include "support/readme_blocks.hpp"
 #include "support/sentinel_set.hpp"
@@ -187,33 +188,7 @@ TEST_F(sentinel_acl, the_readmes_blocks_are_enough_for_every_kind) {
   lock.unlock();
   EXPECT_TRUE(waited.get()) << "the waiter was not woken";
 
-  auto fair = client.fair_lock(name("fair"));
-  EXPECT_TRUE(fair.try_lock());
-  EXPECT_FALSE(other.fair_lock(name("fair")).try_lock(50ms)) << "queued, then gave up";
-  fair.unlock();
-
-  auto rw = client.read_write_lock(name("rw"));
-  rw.lock_shared();
-  rw.unlock_shared();
-  rw.lock();
-  rw.unlock();
-
-  auto fenced = client.fenced_lock(name("fenced"));
-  EXPECT_GT(fenced.lock_and_get_token(), 0);
-  fenced.unlock();
-
-  auto spin = client.spin_lock(name("spin"));
-  EXPECT_TRUE(spin.try_lock());
-  spin.unlock();
-
-  auto sem = client.semaphore(name("sem"));
-  EXPECT_TRUE(sem.try_set_permits(2));
-  EXPECT_TRUE(sem.try_acquire(2));
-  sem.release(2);
-
-  auto permits = client.permit_expirable_semaphore(name("permits"));
-  EXPECT_TRUE(permits.try_set_permits(1));
-  permits.release(permits.acquire());
+  relock::test::take_and_give_back_each_kind(client, other, name);
 
   auto latch = client.count_down_latch(name("latch"));
   EXPECT_TRUE(latch.try_set_count(1));
