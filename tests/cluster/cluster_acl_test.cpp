@@ -21,6 +21,7 @@
 #include "cluster_env.hpp"
 #include "support/every_kind.hpp"
 #include "support/readme_blocks.hpp"
+#include "support/server_state.hpp"
 #include "support/wait.hpp"
 
 using namespace std::chrono_literals;
@@ -37,13 +38,9 @@ const std::string cluster_block = readme_acl_rules(1);
 class acl_user {
  public:
   explicit acl_user(const std::string& rules) {
-    std::vector<std::string> setuser{"ACL", "SETUSER", "app", "reset", "on", ">app-pw"};
-    for (auto& word : acl_words(rules)) setuser.push_back(std::move(word));
     for (const auto& node : cluster().nodes()) {
-      const auto said = cluster().client(node).command(setuser);
-      if (said.is_error()) {
-        throw std::runtime_error(node.address() + " refused ACL SETUSER: " + said.str);
-      }
+      auto raw = cluster().client(node);
+      relock::test::set_acl_user(raw, "app", "app-pw", rules);
     }
   }
   ~acl_user() {
@@ -91,9 +88,8 @@ long long sharded_subscribers(const cluster_node& master, const std::string& cha
 }
 
 long long blocked_clients(const cluster_node& master) {
-  const std::string info = cluster().client(master).command({"INFO", "clients"}).str;
-  const auto at = info.find("blocked_clients:");
-  return at == std::string::npos ? -1 : std::stoll(info.substr(at + 16));
+  auto raw = cluster().client(master);
+  return relock::test::blocked_clients(raw);
 }
 
 std::map<std::uint16_t, std::string> digests() {

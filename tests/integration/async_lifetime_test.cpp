@@ -33,6 +33,7 @@
 #include <relock/red_lock.hpp>
 
 #include "lock_env.hpp"
+#include "support/server_state.hpp"
 
 using namespace std::chrono_literals;
 using relock::errc;
@@ -140,10 +141,7 @@ std::error_code cancelled_wait(asio::io_context& mine, Start start, asio::cancel
   // (the queue, whose channel is empty).
   relock::test::wait_until(
       [&] {
-        if (channel.empty()) {
-          return raw.command({"INFO", "clients"}).str.find("\r\nblocked_clients:0\r\n") ==
-                 std::string::npos;
-        }
+        if (channel.empty()) return relock::test::blocked_clients(raw) > 0;
         return raw.command({"PUBSUB", "NUMSUB", channel}).elements.at(1).integer > 0;
       },
       5s);

@@ -25,6 +25,7 @@
 #include "support/raw_client.hpp"
 #include "support/readme_blocks.hpp"
 #include "support/sentinel_set.hpp"
+#include "support/server_state.hpp"
 #include "support/wait.hpp"
 
 using namespace std::chrono_literals;
@@ -39,14 +40,9 @@ const std::string sentinel_block = readme_acl_rules(2);
 
 sentinel_set& set() { return shared_sentinel_set(); }
 
+// `user` with password "<user>-pw" and exactly `rules`.
 void set_user(raw_client& on, const std::string& user, const std::string& rules) {
-  std::vector<std::string> setuser{"ACL", "SETUSER", user, "reset", "on", ">" + user + "-pw"};
-  for (auto& word : acl_words(rules)) setuser.push_back(std::move(word));
-  const auto said = on.command(setuser);
-  if (said.is_error()) {
-    throw std::runtime_error("127.0.0.1:" + std::to_string(on.port()) +
-                             " refused ACL SETUSER: " + said.str);
-  }
+  relock::test::set_acl_user(on, user, user + "-pw", rules);
 }
 
 // `app` with `data_rules` on both data nodes, `watcher` with `sentinel_rules` on every sentinel.
@@ -101,12 +97,6 @@ struct stop_at_exit {
 
 std::string stamp() {
   return std::to_string(steady::now().time_since_epoch().count() % 1'000'000'000);
-}
-
-long long blocked_clients(raw_client& raw) {
-  const std::string info = raw.command({"INFO", "clients"}).str;
-  const auto at = info.find("blocked_clients:");
-  return at == std::string::npos ? -1 : std::stoll(info.substr(at + 16));
 }
 
 // The sentinel events a client listens to (src/topology/sentinel_view.cpp), all on one
