@@ -28,6 +28,7 @@
 #include "redisson_driver.hpp"
 #include "support/redis_cluster.hpp"
 #include "support/tls_client.hpp"
+#include "support/tls_cluster.hpp"
 #include "support/tls_files.hpp"
 
 using namespace std::chrono_literals;
@@ -61,12 +62,7 @@ class redisson_tls_cluster_interop : public ::testing::TestWithParam<redisson_cl
  protected:
   static void SetUpTestSuite() {
     files_ = std::make_unique<tls_files>();
-    cluster_ = std::make_unique<redis_cluster>(
-        cluster_options{.tls_cert_file = files_->server_cert(),
-                        .tls_key_file = files_->server_key(),
-                        .tls_ca_file = files_->ca(),
-                        .extra_config = {"cluster-announce-hostname localhost",
-                                         "cluster-preferred-endpoint-type hostname"}});
+    cluster_ = std::make_unique<redis_cluster>(relock::test::tls_cluster_by_hostname(*files_));
   }
   static void TearDownTestSuite() {
     cluster_.reset();

@@ -16,6 +16,7 @@
 
 #include "support/redis_cluster.hpp"
 #include "support/tls_client.hpp"
+#include "support/tls_cluster.hpp"
 #include "support/tls_files.hpp"
 #include "support/wait.hpp"
 
@@ -35,12 +36,7 @@ class cluster_tls : public ::testing::Test {
   // One cluster for the suite: starting six TLS nodes is most of its run time.
   static void SetUpTestSuite() {
     files_ = std::make_unique<tls_files>();
-    cluster_ = std::make_unique<redis_cluster>(relock::test::cluster_options{
-        .tls_cert_file = files_->server_cert(),
-        .tls_key_file = files_->server_key(),
-        .tls_ca_file = files_->ca(),
-        .extra_config = {"cluster-announce-hostname localhost",
-                         "cluster-preferred-endpoint-type hostname"}});
+    cluster_ = std::make_unique<redis_cluster>(relock::test::tls_cluster_by_hostname(*files_));
   }
   static void TearDownTestSuite() {
     cluster_.reset();
