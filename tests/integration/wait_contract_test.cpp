@@ -12,6 +12,7 @@
 #include <chrono>
 #include <functional>
 #include <future>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -71,10 +72,10 @@ std::future<outcome> started(F&& f) {
   }
 }
 
-std::promise<outcome>* made() { return new std::promise<outcome>; }
+std::shared_ptr<std::promise<outcome>> made() { return std::make_shared<std::promise<outcome>>(); }
 
-// A callback that fulfils a promise it owns.
-auto fulfil(std::promise<outcome>* p, bool answers) {
+// A callback that fulfils the promise it shares.
+auto fulfil(std::shared_ptr<std::promise<outcome>> p, bool answers) {
   return [p, answers](std::error_code ec, auto&&... result) {
     bool got = !ec;
     // A bool or an optional says whether it got it; a value (take's string) is what it got.
@@ -83,7 +84,6 @@ auto fulfil(std::promise<outcome>* p, bool answers) {
       if (answers) got = !ec && (static_cast<bool>(result) && ...);
     }
     p->set_value({ec, got});
-    delete p;
   };
 }
 
@@ -115,7 +115,6 @@ std::vector<row> rows() {
                  s.one.lock(n).async_try_lock(s.me, with_wait(w),
                                               [p](std::error_code ec, bool acquired) {
                                                 p->set_value({ec, !ec && acquired});
-                                                delete p;
                                               });
                  return f;
                }});
@@ -132,7 +131,6 @@ std::vector<row> rows() {
                  s.one.fenced_lock(n).async_lock_and_get_token(
                      s.me, with_wait(w), [p](std::error_code ec, std::int64_t) {
                        p->set_value({ec, !ec});
-                       delete p;
                      });
                  return f;
                }});
@@ -149,7 +147,6 @@ std::vector<row> rows() {
                  s.one.fenced_lock(n).async_try_lock_and_get_token(
                      s.me, with_wait(w), [p](std::error_code ec, std::optional<std::int64_t> t) {
                        p->set_value({ec, !ec && t.has_value()});
-                       delete p;
                      });
                  return f;
                }});
@@ -168,7 +165,6 @@ std::vector<row> rows() {
                  relock::MultiLock(s.one.lock(n + ":free"), s.one.lock(n))
                      .async_try_lock(s.me, with_wait(w), [p](std::error_code ec, bool acquired) {
                        p->set_value({ec, !ec && acquired});
-                       delete p;
                      });
                  return f;
                }});
@@ -187,7 +183,6 @@ std::vector<row> rows() {
                  s.red_lock(n).async_acquire(s.me, with_wait(w),
                                              [p](std::error_code ec, relock::redlock_result r) {
                                                p->set_value({ec, !ec && r.acquired});
-                                               delete p;
                                              });
                  return f;
                }});
