@@ -57,7 +57,7 @@ class chains {
 
   static constexpr std::size_t max_pairs = 2'000'000;
   const relock::owner me_ = relock::owner::unique();
-  std::vector<relock::Lock> locks_;
+  std::vector<relock::mutex> locks_;
   clock::time_point end_;
   int left_;
   samples pair_;

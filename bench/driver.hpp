@@ -162,16 +162,16 @@ result run_rw_read(const options& o);
 result run_rw_mixed(const options& o);
 // --variant async of uncontended (n = 1) and n-locks (n = threads): see async_pairs.cpp.
 result run_async_pairs(const options& o, int n);
-// multi-3: an uncontended MultiLock over 3 names, one server or 3 (multi_lock.cpp).
+// multi-3: an uncontended multi_lock over 3 names, one server or 3 (multi_lock.cpp).
 result run_multi_lock(const options& o);
 // The queues (queue.cpp): queue, offer + take pairs with threads/2 producers and the other
-// threads consumers on one BlockingQueue; queue-delayed, a DelayedQueue's lateness at 1,000
+// threads consumers on one blocking_queue; queue-delayed, a delayed_queue's lateness at 1,000
 // elements/s with delays over 0-2 s.
 result run_queue(const options& o);
 result run_queue_delayed(const options& o);
-// semaphore (semaphore.cpp): T threads acquire(1) / release(1) on one Semaphore of T/2 permits.
+// semaphore (semaphore.cpp): T threads acquire(1) / release(1) on one semaphore of T/2 permits.
 result run_semaphore(const options& o);
-// latch (latch.cpp): T awaiters on one CountDownLatch, opened by a coordinator, round after
+// latch (latch.cpp): T awaiters on one count_down_latch, opened by a coordinator, round after
 // round; latch-ceiling, the same rounds with a raw PUBLISH to T raw SUBSCRIBE connections.
 result run_latch(const options& o);
 result run_latch_ceiling(const options& o);

@@ -52,8 +52,8 @@ clock::time_point at(std::int64_t ticks) { return clock::time_point(clock::durat
 
 // What handoff and fair-handoff differ in.
 struct lock_kind {
-  std::string name;                                              // the lock's name
-  relock::Lock (relock::client::*make)(std::string_view) const;  // client::lock, ::fair_lock
+  std::string name;                                               // the lock's name
+  relock::mutex (relock::client::*make)(std::string_view) const;  // client::lock, ::fair_lock
   bool staged;  // its waiters queue in Redis (client.inspect): build the queue before the window
 };
 

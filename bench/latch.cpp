@@ -273,7 +273,7 @@ result run_latch(const options& o) {
   auto rounds_on = [&](const std::string& name, clock::time_point end, std::int64_t wanted) {
     auto coordinator = client.count_down_latch(name);
     coordinator.delete_latch();
-    std::vector<relock::CountDownLatch> latches;
+    std::vector<relock::count_down_latch> latches;
     for (int t = 0; t < awaiters; ++t) latches.push_back(client.count_down_latch(name));
     const std::string channel = "redisson_countdownlatch__channel__{" + coordinator.key() + "}";
     round_kind kind{

@@ -27,15 +27,15 @@ const std::map<std::string, scenario_fn> scenarios = {
     {"rw-mixed", relock_bench::run_rw_mixed},
     // n-locks over a redis-cluster:// URL (bench/run starts a 3-master cluster).
     {"cluster-n-locks", relock_bench::run_n_locks},
-    // A MultiLock over 3 names; --url one URL, or 3 comma-separated (one member per server).
+    // A multi_lock over 3 names; --url one URL, or 3 comma-separated (one member per server).
     {"multi-3", relock_bench::run_multi_lock},
-    // BlockingQueue: offer + take pairs, --threads split into producers and consumers.
+    // blocking_queue: offer + take pairs, --threads split into producers and consumers.
     {"queue", relock_bench::run_queue},
-    // DelayedQueue: lateness at 1,000 elements/s, delays over 0-2 s.
+    // delayed_queue: lateness at 1,000 elements/s, delays over 0-2 s.
     {"queue-delayed", relock_bench::run_queue_delayed},
-    // Semaphore: --threads T acquire(1) + release(1) pairs on T/2 permits.
+    // semaphore: --threads T acquire(1) + release(1) pairs on T/2 permits.
     {"semaphore", relock_bench::run_semaphore},
-    // CountDownLatch: --threads T awaiters, a coordinator opening it round after round.
+    // count_down_latch: --threads T awaiters, a coordinator opening it round after round.
     {"latch", relock_bench::run_latch},
     // bench/run's ceiling for latch: the same rounds over raw PUBLISH / SUBSCRIBE connections.
     {"latch-ceiling", relock_bench::run_latch_ceiling},

@@ -70,7 +70,7 @@ result run_many_held(const options& o) {
   relock::client client(settings);
   server_probe probe(o.probe());
 
-  std::vector<relock::Lock> locks;
+  std::vector<relock::mutex> locks;
   locks.reserve(o.locks);
   for (int i = 0; i < o.locks; ++i) locks.push_back(client.lock("bench:many:" + std::to_string(i)));
   const auto me = relock::owner::unique();

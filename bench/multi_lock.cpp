@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// multi-3: one thread, an uncontended relock::MultiLock over 3 names, lock() + unlock() pairs
+// multi-3: one thread, an uncontended relock::multi_lock over 3 names, lock() + unlock() pairs
 // back to back; beside it, on the same thread in the same window, one plain lock's pairs (the
 // single-lock pair the multi-lock pair is set against).
 //
 // --url is one URL (every member on that server, one client) or 3 URLs separated by commas
-// (member i on server i, one client per server: bench/run's multi-3-servers). MultiLock sends
+// (member i on server i, one client per server: bench/run's multi-3-servers). multi_lock sends
 // the try to every member at once and releases them all at once, so an uncontended pair should
 // cost about one member's pair (two round trips) plus a small constant, not three. The single
 // lock is on the first URL's server and client, as member 0.
@@ -70,11 +70,11 @@ result run_multi_lock(const options& o) {
     settings.url = u;
     clients.push_back(std::make_unique<relock::client>(settings));
   }
-  std::vector<relock::Lock> parts;
+  std::vector<relock::mutex> parts;
   for (int i = 0; i < members; ++i) {
     parts.push_back(clients[i % clients.size()]->lock("bench:multi-3:" + std::to_string(i)));
   }
-  relock::MultiLock multi(std::move(parts));
+  relock::multi_lock multi(std::move(parts));
   auto single = clients.front()->lock("bench:multi-3:single");
 
   // Warm-up: scripts loaded on every server (the first EVALSHA meets NOSCRIPT), every

@@ -2,7 +2,7 @@
 // The queues (Redisson's RBlockingQueue and RDelayedQueue): two scenarios, one client each.
 //
 // queue: offer + take pairs with P producer threads and C consumer threads (--threads T: P = T/2,
-// C = T - P; 4 + 4 by default) on one BlockingQueue. Producers offer (RPUSH) as fast as they can
+// C = T - P; 4 + 4 by default) on one blocking_queue. Producers offer (RPUSH) as fast as they can
 // until the window ends, each value naming its producer and sequence number ("p<t>:<seq>");
 // consumers take() (BLPOP) and note what they got. pairs_per_s counts the elements taken inside
 // the window, per second of it (each was offered once: a pair). Once the producers have stopped,
@@ -12,11 +12,11 @@
 // exactly once (lost, duplicates), nothing left in the list. The server figures cover the window
 // (offers and takes until the producers have stopped), not the drain.
 //
-// queue-delayed: one thread offers to a DelayedQueue at a steady 1,000 elements/s for the window,
+// queue-delayed: one thread offers to a delayed_queue at a steady 1,000 elements/s for the window,
 // each with a delay in [0, 2000] ms (splitmix64 of the repetition and the element's index, the
 // same sequence as the Redisson peer's), its value "<index>:<due>" with the due time in
 // wall-clock ms (read just before the offer, so at or before the library's own); the client that
-// holds the DelayedQueue runs the transfer; another thread take()s from the destination and
+// holds the delayed_queue runs the transfer; another thread take()s from the destination and
 // notes, per element, arrival (wall clock, microseconds) minus due time: the lateness. Early
 // (arrival before due; 0 expected), lost and duplicated elements are counted. The window's
 // figures run until every element has arrived, or 5 s after the last one came due.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The read-write lock (relock::ReadWriteLock, Redisson's RReadWriteLock), through the sync API:
+// The read-write lock (relock::read_write_lock, Redisson's RReadWriteLock), through the sync API:
 // every worker thread is an owner and calls rw.read_lock() / rw.write_lock() lock() and unlock().
 //
 // rw-read: T threads take and release the read side of one lock, empty critical section. Readers
@@ -54,7 +54,7 @@ window_figures run_workers(const options& o, server_probe& probe, Body body) {
 }
 
 // Counts a failed lock(): cancelled (the window's end) or another error. false: stop the loop.
-bool locked(relock::Lock& side, std::stop_token stop, std::atomic<std::int64_t>& cancelled,
+bool locked(relock::mutex& side, std::stop_token stop, std::atomic<std::int64_t>& cancelled,
             std::atomic<std::int64_t>& errors) {
   try {
     side.lock(stop);
@@ -92,7 +92,7 @@ result run_rw_read(const options& o) {
 
   const int threads = o.threads;
   constexpr std::int64_t max_pairs_per_thread = 1'000'000;
-  std::vector<relock::ReadWriteLock> rws;
+  std::vector<relock::read_write_lock> rws;
   std::vector<samples> pair(threads);
   for (int t = 0; t < threads; ++t) {
     rws.push_back(c.client.read_write_lock("bench:rw-read"));
@@ -142,7 +142,7 @@ result run_rw_mixed(const options& o) {
   constexpr auto hold = std::chrono::milliseconds(1);
   constexpr std::int64_t max_ops_per_thread = 1'000'000;
   constexpr std::uint32_t seed = 20261123;  // thread t draws from seed + t: the same every run
-  std::vector<relock::ReadWriteLock> rws;
+  std::vector<relock::read_write_lock> rws;
   std::vector<samples> read_wait(threads), write_wait(threads);
   for (int t = 0; t < threads; ++t) {
     rws.push_back(c.client.read_write_lock("bench:rw-mixed"));
@@ -161,7 +161,7 @@ result run_rw_mixed(const options& o) {
           const auto asked = clock::now();
           if (asked >= end) break;
           const bool is_write = writes(rng);
-          relock::Lock& side = is_write ? write : read;
+          relock::mutex& side = is_write ? write : read;
           if (!locked(side, stop, cancelled, errors)) break;
           (is_write ? write_wait : read_wait)[t].add(clock::now() - asked);
           if (is_write) {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// semaphore: T threads (8) on one Semaphore holding P permits (P = T/2: 4), the Redisson
+// semaphore: T threads (8) on one semaphore holding P permits (P = T/2: 4), the Redisson
 // RSemaphore's data. Each thread loops acquire(1) / release(1) for the window, holding nothing
 // in between, so about half the threads wait for a permit at any time and most permits change
 // hands through a release's message (redisson_sc:{name}) waking a waiter. pairs_per_s counts the
@@ -29,7 +29,7 @@ namespace relock_bench {
 namespace {
 
 // Makes the semaphore hold exactly `permits` available permits.
-void set_permits(relock::Semaphore& semaphore, std::int64_t permits) {
+void set_permits(relock::semaphore& semaphore, std::int64_t permits) {
   if (semaphore.try_set_permits(permits)) return;
   if (const auto off = permits - semaphore.available_permits(); off != 0) {
     semaphore.add_permits(off);

@@ -43,7 +43,7 @@ struct token_check {
 // The pair loop of both: acquire() (lock() or lock_and_get_token(): the token, or 0), then
 // unlock(), back to back; check(what acquire returned) after each pair.
 template <class Acquire, class Check>
-result run_pairs(const options& o, relock::Lock& lock, Acquire acquire, Check check) {
+result run_pairs(const options& o, relock::mutex& lock, Acquire acquire, Check check) {
   // Warm-up: scripts loaded (the first EVALSHA meets NOSCRIPT), allocations and caches warm.
   for (int i = 0; i < 200; ++i) {
     check(acquire());

@@ -17,54 +17,54 @@ client::~client() { core_->shutdown(); }
 const std::string& client::id() const { return core_->id(); }
 const config& client::settings() const { return core_->settings(); }
 
-Lock client::lock(std::string_view name) const {
-  return Lock(core_, std::string(name), detail::reentrant_lock_kind);
+mutex client::lock(std::string_view name) const {
+  return mutex(core_, std::string(name), detail::reentrant_lock_kind);
 }
 
-Lock client::non_reentrant_lock(std::string_view name) const {
-  return Lock(core_, std::string(name), detail::non_reentrant_lock_kind);
+mutex client::non_reentrant_lock(std::string_view name) const {
+  return mutex(core_, std::string(name), detail::non_reentrant_lock_kind);
 }
 
-ReadWriteLock client::read_write_lock(std::string_view name) const {
-  return ReadWriteLock(Lock(core_, std::string(name), detail::rwlock_read_kind),
-                       Lock(core_, std::string(name), detail::rwlock_write_kind));
+read_write_lock client::read_write_lock(std::string_view name) const {
+  return relock::read_write_lock(mutex(core_, std::string(name), detail::rwlock_read_kind),
+                                 mutex(core_, std::string(name), detail::rwlock_write_kind));
 }
 
-Lock client::fair_lock(std::string_view name) const {
-  return Lock(core_, std::string(name), detail::fair_lock_kind);
+mutex client::fair_lock(std::string_view name) const {
+  return mutex(core_, std::string(name), detail::fair_lock_kind);
 }
 
-Lock client::non_reentrant_fair_lock(std::string_view name) const {
-  return Lock(core_, std::string(name), detail::non_reentrant_fair_lock_kind);
+mutex client::non_reentrant_fair_lock(std::string_view name) const {
+  return mutex(core_, std::string(name), detail::non_reentrant_fair_lock_kind);
 }
 
-FencedLock client::fenced_lock(std::string_view name) const {
-  return FencedLock(core_, std::string(name), detail::fenced_lock_kind);
+fenced_lock client::fenced_lock(std::string_view name) const {
+  return relock::fenced_lock(core_, std::string(name), detail::fenced_lock_kind);
 }
 
-Lock client::spin_lock(std::string_view name) const {
-  return Lock(core_, std::string(name), detail::spin_lock_kind);
+mutex client::spin_lock(std::string_view name) const {
+  return mutex(core_, std::string(name), detail::spin_lock_kind);
 }
 
-BlockingQueue client::blocking_queue(std::string_view name) const {
-  return BlockingQueue(core_, std::string(name));
+blocking_queue client::blocking_queue(std::string_view name) const {
+  return relock::blocking_queue(core_, std::string(name));
 }
 
-DelayedQueue client::delayed_queue(std::string_view destination) const {
-  return DelayedQueue(core_, std::string(destination));
+delayed_queue client::delayed_queue(std::string_view destination) const {
+  return relock::delayed_queue(core_, std::string(destination));
 }
 
-Semaphore client::semaphore(std::string_view name, semaphore_options options) const {
-  return Semaphore(core_, std::string(name), options);
+semaphore client::semaphore(std::string_view name, semaphore_options options) const {
+  return relock::semaphore(core_, std::string(name), options);
 }
 
-PermitExpirableSemaphore client::permit_expirable_semaphore(std::string_view name,
-                                                            semaphore_options options) const {
-  return PermitExpirableSemaphore(core_, std::string(name), options);
+permit_expirable_semaphore client::permit_expirable_semaphore(std::string_view name,
+                                                              semaphore_options options) const {
+  return relock::permit_expirable_semaphore(core_, std::string(name), options);
 }
 
-CountDownLatch client::count_down_latch(std::string_view name) const {
-  return CountDownLatch(core_, std::string(name));
+count_down_latch client::count_down_latch(std::string_view name) const {
+  return relock::count_down_latch(core_, std::string(name));
 }
 
 asio::io_context& client::io(detail::client_core& core) { return core.io(); }

@@ -95,7 +95,7 @@ class client_core {
   // Which server this client talks to, as the server itself says, learnt once at startup: one
   // server (or Sentinel's master then), "run_id:" and its INFO run_id, or "address:host:port"
   // when INFO shows none; a cluster, "cluster:" and its masters in slot order. Equal for two
-  // clients of one server however its address was spelled (a RedLock counts it once).
+  // clients of one server however its address was spelled (a red_lock counts it once).
   const std::string& server_id() const { return server_id_; }
   asio::io_context& io() { return io_; }
   exec::executor& executor() { return *executor_; }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock::BlockingQueue: Redisson's RBlockingQueue in C++, on the same data (docs/data-layout.md
+// relock::blocking_queue: Redisson's RBlockingQueue in C++, on the same data (docs/data-layout.md
 // §9): a plain Redis list of values under the queue's name. offer appends (RPUSH), poll takes
 // the head (LPOP), take and poll with a wait block until an element comes (BLPOP), so Java and
 // C++ producers and consumers share one queue.
@@ -44,9 +44,9 @@ class client_core;
 RELOCK_API asio::io_context& io_of(client_core& core);
 }  // namespace detail
 
-class RELOCK_API BlockingQueue {
+class RELOCK_API blocking_queue {
  public:
-  BlockingQueue(std::shared_ptr<detail::client_core> core, std::string name);
+  blocking_queue(std::shared_ptr<detail::client_core> core, std::string name);
 
   const std::string& name() const { return name_; }
   const std::string& key() const { return key_; }  // the name after the client's name_mapper

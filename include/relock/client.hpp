@@ -60,43 +60,43 @@ class RELOCK_API client {
 
   // A reentrant lock (Redisson's RLock) on `name`. Cheap; throws errc::invalid_argument for
   // an empty name or one over 64 KiB.
-  Lock lock(std::string_view name) const;
+  mutex lock(std::string_view name) const;
   // The same data, but a second acquire by the holder fails with errc::non_reentrant.
-  Lock non_reentrant_lock(std::string_view name) const;
+  mutex non_reentrant_lock(std::string_view name) const;
   // A read-write lock (Redisson's RReadWriteLock) on `name`: see read_write_lock.hpp.
-  ReadWriteLock read_write_lock(std::string_view name) const;
+  relock::read_write_lock read_write_lock(std::string_view name) const;
   // A fair lock (Redisson's RFairLock): waiters, in every process and language, get the lock in
   // the order they asked for it (data-layout §3). A release tells the head waiter alone. A
   // waiter that gives up (timeout, stop_token, cancel, client destroyed) leaves the queue at
   // once and those behind keep their order; one that died is dropped once it has been silent
   // for config::fair_lock_wait_timeout at the head of the queue.
-  Lock fair_lock(std::string_view name) const;
+  mutex fair_lock(std::string_view name) const;
   // The same, refusing a second acquire by the holder with errc::non_reentrant.
-  Lock non_reentrant_fair_lock(std::string_view name) const;
+  mutex non_reentrant_fair_lock(std::string_view name) const;
   // A fenced lock (Redisson's RFencedLock): a reentrant lock handing out fencing tokens; see
   // fenced_lock.hpp.
-  FencedLock fenced_lock(std::string_view name) const;
+  relock::fenced_lock fenced_lock(std::string_view name) const;
   // A spin lock (Redisson's RSpinLock): the reentrant lock's data, without pub/sub. Waiters try
   // again after a growing delay (config::spin_backoff) instead of listening for a release, and
   // releases publish nothing. For deployments where pub/sub is scarce or unreliable.
-  Lock spin_lock(std::string_view name) const;
+  mutex spin_lock(std::string_view name) const;
 
   // A counting semaphore (Redisson's RSemaphore) on `name`: see semaphore.hpp. Cheap; throws
   // errc::invalid_argument for an empty name or one over 64 KiB.
-  Semaphore semaphore(std::string_view name, semaphore_options options = {}) const;
+  relock::semaphore semaphore(std::string_view name, semaphore_options options = {}) const;
   // A semaphore whose permits have ids and leases (Redisson's RPermitExpirableSemaphore): see
   // permit_expirable_semaphore.hpp.
-  PermitExpirableSemaphore permit_expirable_semaphore(std::string_view name,
-                                                      semaphore_options options = {}) const;
+  relock::permit_expirable_semaphore permit_expirable_semaphore(
+      std::string_view name, semaphore_options options = {}) const;
   // A count-down latch (Redisson's RCountDownLatch): see count_down_latch.hpp.
-  CountDownLatch count_down_latch(std::string_view name) const;
+  relock::count_down_latch count_down_latch(std::string_view name) const;
 
   // A blocking queue (Redisson's RBlockingQueue) on the list `name`: see blocking_queue.hpp.
   // Cheap; throws errc::invalid_argument for an empty name or one over 64 KiB.
-  BlockingQueue blocking_queue(std::string_view name) const;
+  relock::blocking_queue blocking_queue(std::string_view name) const;
   // A delayed queue (Redisson's RDelayedQueue) feeding the blocking queue `destination`: see
   // delayed_queue.hpp. Starts this client's transfer for it, which runs while a handle lives.
-  DelayedQueue delayed_queue(std::string_view destination) const;
+  relock::delayed_queue delayed_queue(std::string_view destination) const;
 
   // What the queue `name` holds right now: its length, and the delayed queue feeding it (its
   // length and earliest due time), read-only. Throws relock::error (invalid_argument for a bad

@@ -179,7 +179,7 @@ struct config {
   enum class delayed_layout { redisson_4, redisson_3 };
   delayed_layout delayed_queue_layout = delayed_layout::redisson_4;
 
-  // The largest value a queue takes (BlockingQueue::offer, DelayedQueue::offer): larger ones are
+  // The largest value a queue takes (blocking_queue::offer, delayed_queue::offer): larger ones are
   // refused with errc::invalid_argument before any I/O. Redis's own limit is 512 MiB; a value of
   // that size would hold a server thread and a connection for seconds. 1 byte to 512 MiB.
   std::size_t max_value_size = 16 * 1024 * 1024;
@@ -196,13 +196,13 @@ struct config {
   // Hears every hold this client lost: the lock's key, the owner field that had it, and why:
   // errc::lock_lost when the hold was found gone (key deleted or expired, field removed),
   // errc::renewal_failed when no renewal reached Redis before the hold's validity deadline
-  // (Lock::valid_until: the lease less 1% and 2 ms, from the last confirmed renewal's sending),
+  // (mutex::valid_until: the lease less 1% and 2 ms, from the last confirmed renewal's sending),
   // so before its key can expire. Called on relock's I/O
   // thread (as are the two callbacks below).
   std::function<void(std::string_view key, std::string_view owner, std::error_code why)>
       on_lock_lost{};
 
-  // Hears a failure of plain Lock::unlock(), which cannot throw (it runs in destructors of
+  // Hears a failure of plain mutex::unlock(), which cannot throw (it runs in destructors of
   // std::unique_lock and std::scoped_lock): not_owner, lock_lost, connection...
   std::function<void(std::string_view key, std::error_code, std::string_view detail)>
       on_unlock_error{};

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock::CountDownLatch: Redisson's RCountDownLatch in C++, on the same data
+// relock::count_down_latch: Redisson's RCountDownLatch in C++, on the same data
 // (docs/data-layout.md §7): the name holds the count; count_down decrements it, deletes it at
 // zero and then publishes 0 on redisson_countdownlatch__channel__{name} (literal braces, as
 // Redisson writes it), which opens every awaiter in every process and language at once: sync
@@ -34,9 +34,9 @@ class client_core;
 RELOCK_API asio::io_context& io_of(client_core& core);
 }  // namespace detail
 
-class RELOCK_API CountDownLatch {
+class RELOCK_API count_down_latch {
  public:
-  CountDownLatch(std::shared_ptr<detail::client_core> core, std::string name);
+  count_down_latch(std::shared_ptr<detail::client_core> core, std::string name);
 
   const std::string& name() const { return name_; }
   const std::string& key() const { return key_; }

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock::DelayedQueue: Redisson's RDelayedQueue in C++, on the same data (docs/data-layout.md
+// relock::delayed_queue: Redisson's RDelayedQueue in C++, on the same data (docs/data-layout.md
 // §9). An element offered with a delay waits in the delayed queue's own keys and, once due,
 // moves to the destination: a plain list that client.blocking_queue(destination) takes from
 // (Redisson's RBlockingQueue), so Java and C++ producers and consumers share one queue.
 //
-// The transfer: while a client has a DelayedQueue handle on a destination, that client moves
+// The transfer: while a client has a delayed_queue handle on a destination, that client moves
 // due elements to it (one script moves each element exactly once, whatever other clients, Java
 // or C++, run the transfer at the same time), on a timer set to the earliest element's due time
 // and on the channel's announcements of an earlier one, and at least once a second whatever it
@@ -42,10 +42,10 @@ class client_core;
 RELOCK_API asio::io_context& io_of(client_core& core);
 }  // namespace detail
 
-class RELOCK_API DelayedQueue {
+class RELOCK_API delayed_queue {
  public:
   // Starts this client's transfer for `destination` (if not running already).
-  DelayedQueue(std::shared_ptr<detail::client_core> core, std::string destination);
+  delayed_queue(std::shared_ptr<detail::client_core> core, std::string destination);
 
   const std::string& destination() const { return destination_; }
 

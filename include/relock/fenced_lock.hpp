@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock::FencedLock: Redisson's RFencedLock in C++, on the same data (docs/data-layout.md §5).
+// relock::fenced_lock: Redisson's RFencedLock in C++, on the same data (docs/data-layout.md §5).
 //
-// A reentrant lock (the whole relock::Lock surface: blocking, TimedLockable, leases and the
+// A reentrant lock (the whole relock::mutex surface: blocking, TimedLockable, leases and the
 // watchdog, async) that hands out a fencing token: every successful acquisition, re-entries
 // included, takes the next value of the counter redisson_lock_token:{name}, which never
 // expires and never goes back, whichever client (C++ or Java) advances it. A resource guarded
@@ -30,9 +30,9 @@
 
 namespace relock {
 
-class RELOCK_API FencedLock : public Lock {
+class RELOCK_API fenced_lock : public mutex {
  public:
-  using Lock::Lock;
+  using mutex::mutex;
 
   // Waits for the lock and returns this acquisition's token.
   std::int64_t lock_and_get_token();
@@ -51,7 +51,7 @@ class RELOCK_API FencedLock : public Lock {
   std::optional<std::int64_t> fence() const;
   std::optional<std::int64_t> fence(owner o) const;
 
-  // void(std::error_code, std::int64_t token): waits as Lock::async_lock (options.wait empty:
+  // void(std::error_code, std::int64_t token): waits as mutex::async_lock (options.wait empty:
   // for ever; ran out: errc::not_acquired).
   template <class Token>
   auto async_lock_and_get_token(owner o, lock_options options, Token&& token) {

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock::Lock: Redisson's RLock in C++. A reentrant, leased, distributed mutex whose data in
+// relock::mutex: Redisson's RLock in C++. A reentrant, leased, distributed mutex whose data in
 // Redis is exactly Redisson's (see docs/data-layout.md §2), so Java and C++ can share a name.
 // The same handle serves every kind of hold: client.lock (RLock), client.non_reentrant_lock, and
 // each side of client.read_write_lock (§4); the kind decides the data, the surface is this one.
 //
-// A Lock is a cheap handle (client + name + kind): copy it, make one per use, or keep one; it must
+// A mutex is a cheap handle (client + name + kind): copy it, make one per use, or keep one; it must
 // not outlive its client. It satisfies the standard TimedLockable requirements for the calling
 // thread, so std::unique_lock, std::scoped_lock and try_lock_for work. Every operation also
 // has an async form taking any Asio completion token and an explicit relock::owner.
@@ -71,9 +71,9 @@ struct lock_options {
   bool listen_for_loss = false;
 };
 
-class RELOCK_API Lock : public detail::timed_lockable<Lock> {
+class RELOCK_API mutex : public detail::timed_lockable<mutex> {
  public:
-  Lock(std::shared_ptr<detail::client_core> core, std::string name, const detail::lock_kind& kind);
+  mutex(std::shared_ptr<detail::client_core> core, std::string name, const detail::lock_kind& kind);
 
   const std::string& name() const { return name_; }
   const std::string& key() const { return key_; }  // the name after the client's name_mapper
@@ -179,7 +179,7 @@ class RELOCK_API Lock : public detail::timed_lockable<Lock> {
   }
 
  protected:
-  friend struct detail::lock_access;  // the lock sets (MultiLock, RedLock) drive their members
+  friend struct detail::lock_access;  // the lock sets (multi_lock, red_lock) drive their members
   // Internally every outcome also carries a detail for humans (the server's text, the owner).
   using acquire_done = detail::completion<void(std::error_code, detail::acquire_result)>;
   using release_done = detail::completion<void(std::error_code, std::string)>;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock::MultiLock: several locks held as one (Redisson's RedissonMultiLock), all or nothing.
+// relock::multi_lock: several locks held as one (Redisson's RedissonMultiLock), all or nothing.
 //
-// Members are relock::Lock handles of any kind (reentrant, fair, either side of a read-write
+// Members are relock::mutex handles of any kind (reentrant, fair, either side of a read-write
 // lock, fenced, spin), on one client or several, on one server or many. The multi-lock has no
 // data of its own: each member is an ordinary hold of its kind, with its own lease or
 // watchdog, visible to Redisson as such (a Java RedissonMultiLock over the same names excludes
@@ -27,7 +27,7 @@
 //
 // Misuse: no members, or two members on the same key of the same server, throw
 // errc::invalid_argument. The owner of a hold is the calling thread (or the explicit owner of
-// an async call), as for Lock; unlock() releases every member.
+// an async call), as for mutex; unlock() releases every member.
 #pragma once
 
 #include <vector>
@@ -38,12 +38,12 @@
 
 namespace relock {
 
-class RELOCK_API MultiLock : public detail::lock_set {
+class RELOCK_API multi_lock : public detail::lock_set {
  public:
-  explicit MultiLock(std::vector<Lock> members);
+  explicit multi_lock(std::vector<mutex> members);
   template <class... More>
-  MultiLock(const Lock& first, const More&... more)
-      : MultiLock(std::vector<Lock>{first, static_cast<const Lock&>(more)...}) {}
+  multi_lock(const mutex& first, const More&... more)
+      : multi_lock(std::vector<mutex>{first, static_cast<const mutex&>(more)...}) {}
 };
 
 }  // namespace relock

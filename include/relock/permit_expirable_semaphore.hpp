@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock::PermitExpirableSemaphore: Redisson's RPermitExpirableSemaphore in C++, on the same data
+// relock::permit_expirable_semaphore: Redisson's RPermitExpirableSemaphore in C++, on the same data
 // (docs/data-layout.md §7): the name holds the available permits, {name}:timeout the permits
 // taken (each a 16-byte random id, shown as 32 hex chars) scored by when they expire, and
 // releases publish the new count on redisson_sc:{name}. Every script first takes back the
@@ -50,10 +50,10 @@ struct permit_options {
   std::function<void(std::error_code)> on_lost{};
 };
 
-class RELOCK_API PermitExpirableSemaphore {
+class RELOCK_API permit_expirable_semaphore {
  public:
-  PermitExpirableSemaphore(std::shared_ptr<detail::client_core> core, std::string name,
-                           semaphore_options options = {});
+  permit_expirable_semaphore(std::shared_ptr<detail::client_core> core, std::string name,
+                             semaphore_options options = {});
 
   const std::string& name() const { return name_; }
   const std::string& key() const { return key_; }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock::ReadWriteLock: Redisson's RReadWriteLock in C++, on the same data (docs/data-layout.md
+// relock::read_write_lock: Redisson's RReadWriteLock in C++, on the same data (docs/data-layout.md
 // §4), so Java and C++ readers and writers share one name.
 //
-// Two sides, each a relock::Lock with the whole surface (blocking, try_lock_for, leases and the
+// Two sides, each a relock::mutex with the whole surface (blocking, try_lock_for, leases and the
 // watchdog, stop_token, async with any completion token and an explicit owner, queries):
 // read_lock() is shared between owners, write_lock() excludes everyone else. For one owner:
 // read + read is reentrant, write + write is reentrant, write then read is allowed (a downgrade:
@@ -11,11 +11,11 @@
 // A write release wakes every waiter, readers and writers; a read release that frees the lock
 // wakes one.
 //
-// ReadWriteLock itself meets the standard SharedTimedLockable requirements for the calling
+// read_write_lock itself meets the standard SharedTimedLockable requirements for the calling
 // thread: lock/try_lock*/unlock take the write side, *_shared the read side, so
 // std::unique_lock and std::shared_lock work on it as on std::shared_timed_mutex.
 //
-// A cheap handle (two Locks); it must not outlive its client. Misuse as for Lock.
+// A cheap handle (two Locks); it must not outlive its client. Misuse as for mutex.
 #pragma once
 
 #include <chrono>
@@ -25,13 +25,13 @@
 
 namespace relock {
 
-class RELOCK_API ReadWriteLock {
+class RELOCK_API read_write_lock {
  public:
-  ReadWriteLock(Lock read, Lock write) : read_(std::move(read)), write_(std::move(write)) {}
+  read_write_lock(mutex read, mutex write) : read_(std::move(read)), write_(std::move(write)) {}
 
   const std::string& name() const { return read_.name(); }
-  Lock& read_lock() { return read_; }
-  Lock& write_lock() { return write_; }
+  mutex& read_lock() { return read_; }
+  mutex& write_lock() { return write_; }
 
   // --- Exclusive: the write side ---
   void lock() { write_.lock(); }
@@ -60,8 +60,8 @@ class RELOCK_API ReadWriteLock {
   void unlock_shared() noexcept { read_.unlock(); }
 
  private:
-  Lock read_;
-  Lock write_;
+  mutex read_;
+  mutex write_;
 };
 
 }  // namespace relock

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock::RedLock: a lock held by a quorum of independent Redis masters (Redisson's
+// relock::red_lock: a lock held by a quorum of independent Redis masters (Redisson's
 // RedissonRedLock, the Redlock algorithm).
 //
-// Members are relock::Lock handles on the same name, each on a client of its own server: n
+// Members are relock::mutex handles on the same name, each on a client of its own server: n
 // servers (n odd, at least 3) that share nothing, no replication, no cluster. An acquire asks
 // every member at once, each with a time budget of max(remaining wait / n, 1 ms), and holds the
 // lock when n/2 + 1 of them granted it in time: the result says how long the hold is valid,
@@ -12,7 +12,7 @@
 // Unlock releases every member and reports those it could not reach (unlock_members), each by
 // its index and server (its members share one name).
 //
-// What it does and does not guarantee (see the README, "RedLock"): one server down, stopped or
+// What it does and does not guarantee (see the README, "red_lock"): one server down, stopped or
 // restarted costs one vote, not the lock; so does one that did not answer when its client was
 // to be made (redlock_options::unreached). But the guarantee rests on timing: a holder that
 // pauses (GC, swap, SIGSTOP) past its validity, a server whose clock jumps, or a server that
@@ -34,7 +34,7 @@ namespace relock {
 struct redlock_options {
   // The servers' clocks may run this much faster than ours, as a fraction of the lease.
   double drift_factor = 0.01;
-  // Servers of this RedLock that have no member because their client could not be made (the
+  // Servers of this red_lock that have no member because their client could not be made (the
   // server did not answer when it started: a relock::client connects when constructed), each
   // by a label for messages, such as its URL without the password. Each counts among the n
   // servers as a vote never granted, as a member whose server is away does: the quorum stays
@@ -51,7 +51,7 @@ struct redlock_result {
   std::size_t members_held = 0;           // at least the quorum, when acquired
 };
 
-class RELOCK_API RedLock : public detail::lock_set {
+class RELOCK_API red_lock : public detail::lock_set {
  public:
   // Throws errc::invalid_argument unless there are an odd number of members, at least 3, on
   // distinct servers, and the drift factor is in [0, 1). Servers are told apart by what they
@@ -60,7 +60,7 @@ class RELOCK_API RedLock : public detail::lock_set {
   // one server, and the message names both members and the server. All the clients of one
   // Redis Cluster are one server: a name lives on one of its masters whichever seed was given.
   // The count includes options.unreached; at least one member is needed.
-  explicit RedLock(std::vector<Lock> members, redlock_options options = {});
+  explicit red_lock(std::vector<mutex> members, redlock_options options = {});
 
   // n/2 + 1 of the n servers, those never reached (options.unreached) included.
   std::size_t quorum() const { return lock_set::quorum(); }

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock::Semaphore: Redisson's RSemaphore in C++, on the same data (docs/data-layout.md §7): the
+// relock::semaphore: Redisson's RSemaphore in C++, on the same data (docs/data-layout.md §7): the
 // name is a string holding the number of available permits, and every release publishes the new
 // count on redisson_sc:{name}, so Java and C++ acquirers share the permits and wake each other.
 //
 // Permits have no owner and no lease: whoever acquired them (or anyone else) gives them back
 // with release, and a holder that dies keeps them for ever. For permits that come back when
-// their holder dies, use PermitExpirableSemaphore.
+// their holder dies, use permit_expirable_semaphore.
 //
 // Waiting: a waiter listens on the channel and tries again when a release says enough permits
 // may be free for it. A message carrying a count of c wakes local waiters in order while their
@@ -51,9 +51,9 @@ struct semaphore_options {
   bool wait_when_absent = false;
 };
 
-class RELOCK_API Semaphore {
+class RELOCK_API semaphore {
  public:
-  Semaphore(std::shared_ptr<detail::client_core> core, std::string name,
+  semaphore(std::shared_ptr<detail::client_core> core, std::string name,
             semaphore_options options = {});
 
   const std::string& name() const { return name_; }

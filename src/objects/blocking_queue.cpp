@@ -25,14 +25,14 @@ const exec::script clear_script{"queue_clear", scripts::queue_clear};
 
 }  // namespace
 
-BlockingQueue::BlockingQueue(std::shared_ptr<detail::client_core> core, std::string name)
+blocking_queue::blocking_queue(std::shared_ptr<detail::client_core> core, std::string name)
     : core_(std::move(core)), name_(std::move(name)) {
   objects::check_name(name_, "queue name");
   key_ = core_->key_of(name_);
   objects::check_name(key_, "queue key (after the name mapper)");
 }
 
-void BlockingQueue::check_value(std::string_view value) const {
+void blocking_queue::check_value(std::string_view value) const {
   if (value.size() > core_->settings().max_value_size) {
     throw error(errc::invalid_argument, "queue '" + name_ + "': a value of " +
                                             std::to_string(value.size()) +
@@ -41,7 +41,8 @@ void BlockingQueue::check_value(std::string_view value) const {
   }
 }
 
-void BlockingQueue::start_offer(std::string value, detail::completion<void(std::error_code)> done) {
+void blocking_queue::start_offer(std::string value,
+                                 detail::completion<void(std::error_code)> done) {
   try {
     check_value(value);
   } catch (const error& e) {
@@ -56,15 +57,15 @@ void BlockingQueue::start_offer(std::string value, detail::completion<void(std::
   });
 }
 
-void BlockingQueue::start_poll(std::optional<std::chrono::milliseconds> wait, std::stop_token stop,
-                               poll_done done) {
+void blocking_queue::start_poll(std::optional<std::chrono::milliseconds> wait, std::stop_token stop,
+                                poll_done done) {
   start_poll_saying(wait, std::move(stop),
                     [done = std::move(done)](std::error_code ec, std::optional<std::string> value,
                                              std::string) mutable { done(ec, std::move(value)); });
 }
 
-void BlockingQueue::start_poll_saying(std::optional<std::chrono::milliseconds> wait,
-                                      std::stop_token stop, poll_said done) {
+void blocking_queue::start_poll_saying(std::optional<std::chrono::milliseconds> wait,
+                                       std::stop_token stop, poll_said done) {
   if (wait && wait->count() < 0) return done(errc::invalid_argument, std::nullopt, "");
   if (wait && wait->count() == 0) {
     // No wait: LPOP on the command connections.
@@ -85,20 +86,20 @@ void BlockingQueue::start_poll_saying(std::optional<std::chrono::milliseconds> w
   detail::start_take(core_, std::move(r), std::move(done));
 }
 
-bool BlockingQueue::offer(std::string_view value) {
+bool blocking_queue::offer(std::string_view value) {
   check_value(value);
   detail::run_blocking(*core_, key_, resp::request{"RPUSH", key_, std::string(value)}, "offer");
   return true;
 }
 
-std::optional<std::string> BlockingQueue::poll() {
+std::optional<std::string> blocking_queue::poll() {
   auto r = detail::run_blocking(*core_, key_, resp::request{"LPOP", key_}, "poll");
   if (r.is_nil()) return std::nullopt;
   return std::move(r.str);
 }
 
-std::optional<std::string> BlockingQueue::poll(std::chrono::milliseconds wait,
-                                               std::stop_token stop) {
+std::optional<std::string> blocking_queue::poll(std::chrono::milliseconds wait,
+                                                std::stop_token stop) {
   detail::refuse_io_thread(*core_, "poll");
   const auto w = detail::to_millis(wait, "wait");
   auto [ec, value, said] =
@@ -108,7 +109,7 @@ std::optional<std::string> BlockingQueue::poll(std::chrono::milliseconds wait,
   return std::move(value);
 }
 
-std::string BlockingQueue::take(std::stop_token stop) {
+std::string blocking_queue::take(std::stop_token stop) {
   detail::refuse_io_thread(*core_, "take");
   auto [ec, value, said] =
       detail::wait_for<std::error_code, std::optional<std::string>, std::string>(
@@ -118,23 +119,23 @@ std::string BlockingQueue::take(std::stop_token stop) {
   return std::move(*value);
 }
 
-std::int64_t BlockingQueue::size() const {
+std::int64_t blocking_queue::size() const {
   return detail::run_blocking(*core_, key_, resp::request{"LLEN", key_}, "size").integer;
 }
 
-std::optional<std::string> BlockingQueue::peek() const {
+std::optional<std::string> blocking_queue::peek() const {
   auto r = detail::run_blocking(*core_, key_, resp::request{"LINDEX", key_, "0"}, "peek");
   if (r.is_nil()) return std::nullopt;
   return std::move(r.str);
 }
 
-bool BlockingQueue::remove(std::string_view value) {
+bool blocking_queue::remove(std::string_view value) {
   return detail::run_blocking(*core_, key_, resp::request{"LREM", key_, "1", std::string(value)},
                               "remove")
              .integer > 0;
 }
 
-bool BlockingQueue::clear() {
+bool blocking_queue::clear() {
   detail::refuse_io_thread(*core_, "clear");
   auto [ec, r] = detail::wait_for<std::error_code, resp::reply>([&](auto done) {
     core_->enter([core = core_, key = key_,

@@ -38,22 +38,22 @@ std::int64_t admin(detail::client_core& core, const std::string& key, const std:
 
 }  // namespace
 
-CountDownLatch::CountDownLatch(std::shared_ptr<detail::client_core> core, std::string name)
+count_down_latch::count_down_latch(std::shared_ptr<detail::client_core> core, std::string name)
     : core_(std::move(core)), name_(std::move(name)) {
   auto names = detail::sync_names_of(*core_, name_, objects::latch_channel, "latch");
   key_ = std::move(names.key);
   channel_ = std::move(names.channel);
 }
 
-void CountDownLatch::start_await(std::optional<std::chrono::milliseconds> wait,
-                                 std::stop_token stop, await_done done) {
+void count_down_latch::start_await(std::optional<std::chrono::milliseconds> wait,
+                                   std::stop_token stop, await_done done) {
   await_open(core_, key_, channel_, wait, std::move(stop),
              [done = std::move(done)](std::error_code ec, acquire_result r) mutable {
                done(ec, r.acquired);
              });
 }
 
-void CountDownLatch::start_count_down(detail::completion<void(std::error_code)> done) {
+void count_down_latch::start_count_down(detail::completion<void(std::error_code)> done) {
   core_->enter([core = core_, key = key_, channel = channel_,
                 done = std::move(done)](bool running) mutable {
     if (!running) return done(errc::cancelled);
@@ -63,8 +63,8 @@ void CountDownLatch::start_count_down(detail::completion<void(std::error_code)> 
   });
 }
 
-bool CountDownLatch::await_blocking(std::optional<std::chrono::milliseconds> wait,
-                                    std::stop_token stop) {
+bool count_down_latch::await_blocking(std::optional<std::chrono::milliseconds> wait,
+                                      std::stop_token stop) {
   detail::refuse_io_thread(*core_, "await");
   auto [ec, result] = detail::wait_for<std::error_code, acquire_result>([&](auto done) {
     await_open(core_, key_, channel_, wait, std::move(stop), std::move(done));
@@ -73,28 +73,30 @@ bool CountDownLatch::await_blocking(std::optional<std::chrono::milliseconds> wai
   return result.acquired;
 }
 
-void CountDownLatch::await(std::stop_token stop) { await_blocking(std::nullopt, std::move(stop)); }
+void count_down_latch::await(std::stop_token stop) {
+  await_blocking(std::nullopt, std::move(stop));
+}
 
-bool CountDownLatch::await(std::chrono::milliseconds wait, std::stop_token stop) {
+bool count_down_latch::await(std::chrono::milliseconds wait, std::stop_token stop) {
   return await_blocking(detail::to_millis(wait, "wait"), std::move(stop));
 }
 
-bool CountDownLatch::try_set_count(std::int64_t count) {
+bool count_down_latch::try_set_count(std::int64_t count) {
   detail::check_permits(count, 1, "a latch's count");
   return admin(*core_, key_, channel_, "try_set", count, "latch '" + name_ + "'") == 1;
 }
 
-void CountDownLatch::count_down() {
+void count_down_latch::count_down() {
   admin(*core_, key_, channel_, "down", 0, "latch '" + name_ + "'");
 }
 
-std::int64_t CountDownLatch::count() const {
+std::int64_t count_down_latch::count() const {
   auto r = detail::eval_blocking(*core_, detail::sync_scripts::latch_admin, {key_, channel_},
                                  {"count", "0", core_->publish_command()}, "latch '" + name_ + "'");
   return r.integer;
 }
 
-bool CountDownLatch::delete_latch() {
+bool count_down_latch::delete_latch() {
   return admin(*core_, key_, channel_, "delete", 0, "latch '" + name_ + "'") == 1;
 }
 

@@ -57,7 +57,7 @@ resp::reply run_script(detail::client_core& core, const exec::script& s,
 
 }  // namespace
 
-DelayedQueue::DelayedQueue(std::shared_ptr<detail::client_core> core, std::string destination)
+delayed_queue::delayed_queue(std::shared_ptr<detail::client_core> core, std::string destination)
     : core_(std::move(core)), destination_(std::move(destination)) {
   objects::check_name(destination_, "delayed queue destination");
   key_ = core_->key_of(destination_);
@@ -69,8 +69,8 @@ DelayedQueue::DelayedQueue(std::shared_ptr<detail::client_core> core, std::strin
   transfer_ = detail::hold_transfer(core_, key_);
 }
 
-void DelayedQueue::start_offer(std::string value, std::chrono::milliseconds delay,
-                               detail::completion<void(std::error_code)> done) {
+void delayed_queue::start_offer(std::string value, std::chrono::milliseconds delay,
+                                detail::completion<void(std::error_code)> done) {
   if (delay.count() < 0 || value.size() > core_->settings().max_value_size) {
     return done(errc::invalid_argument);
   }
@@ -86,7 +86,7 @@ void DelayedQueue::start_offer(std::string value, std::chrono::milliseconds dela
   });
 }
 
-void DelayedQueue::offer(std::string_view value, std::chrono::milliseconds delay) {
+void delayed_queue::offer(std::string_view value, std::chrono::milliseconds delay) {
   const auto d = detail::to_millis(delay, "delay");
   if (value.size() > core_->settings().max_value_size) {
     throw error(errc::invalid_argument, "offer '" + destination_ + "': a value of " +
@@ -100,26 +100,26 @@ void DelayedQueue::offer(std::string_view value, std::chrono::milliseconds delay
              "offer", destination_);
 }
 
-std::int64_t DelayedQueue::size() const {
+std::int64_t delayed_queue::size() const {
   return detail::run_blocking(*core_, list_, resp::request{"LLEN", list_}, "size").integer;
 }
 
-bool DelayedQueue::contains(std::string_view value) const {
+bool delayed_queue::contains(std::string_view value) const {
   return run_script(*core_, find_script, {list_, timeouts_},
                     {std::string(value), "0", layout_of(*core_)}, "contains", destination_)
              .integer == 1;
 }
 
-bool DelayedQueue::remove(std::string_view value) {
+bool delayed_queue::remove(std::string_view value) {
   return run_script(*core_, find_script, {list_, timeouts_},
                     {std::string(value), "1", layout_of(*core_)}, "remove", destination_)
              .integer == 1;
 }
 
-void DelayedQueue::clear() {
+void delayed_queue::clear() {
   detail::run_blocking(*core_, list_, resp::request{"DEL", list_, timeouts_}, "clear");
 }
 
-void DelayedQueue::destroy() { detail::stop_transfer(core_, key_); }
+void delayed_queue::destroy() { detail::stop_transfer(core_, key_); }
 
 }  // namespace relock

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A client's transfer for one delayed queue (data-layout §9): runs the transfer script when
 // transfer_schedule says, listening on the queue's channel for earlier elements. One per client
-// and destination, shared by the client's DelayedQueue handles on it: it runs while any of them
+// and destination, shared by the client's delayed_queue handles on it: it runs while any of them
 // lives (or until destroy()), and stops with the client.
 #pragma once
 
@@ -16,7 +16,7 @@ class client_core;
 // unless another handle of the same client holds it too. Any thread.
 std::shared_ptr<void> hold_transfer(const std::shared_ptr<client_core>& core,
                                     const std::string& destination_key);
-// Stops the client's transfer of `destination_key` now, whoever holds it (DelayedQueue::destroy).
+// Stops the client's transfer of `destination_key` now, whoever holds it (delayed_queue::destroy).
 void stop_transfer(const std::shared_ptr<client_core>& core, const std::string& destination_key);
 
 }  // namespace relock::detail

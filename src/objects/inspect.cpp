@@ -235,7 +235,7 @@ std::error_code decode(const resp::reply& r, lock_info& info) {
   info.kind = recognise(e, info);
   if (info.kind == object_kind::counter || info.kind == object_kind::unknown ||
       info.kind == object_kind::permit_semaphore) {
-    // Lock data only for a lock: what the auxiliary keys hold means nothing next to these.
+    // mutex data only for a lock: what the auxiliary keys hold means nothing next to these.
     info.holders.clear();
     info.mode.reset();
     info.waiters.clear();

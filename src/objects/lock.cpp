@@ -25,8 +25,8 @@ std::chrono::milliseconds checked_millis(double ms, const char* what) {
 
 }  // namespace detail
 
-Lock::Lock(std::shared_ptr<detail::client_core> core, std::string name,
-           const detail::lock_kind& kind)
+mutex::mutex(std::shared_ptr<detail::client_core> core, std::string name,
+             const detail::lock_kind& kind)
     : core_(std::move(core)), name_(std::move(name)), kind_(&kind) {
   objects::check_name(name_, "lock name");
   key_ = core_->key_of(name_);
@@ -37,12 +37,12 @@ Lock::Lock(std::shared_ptr<detail::client_core> core, std::string name,
   }
 }
 
-std::string Lock::owner_id(owner o) const { return core_->id() + ":" + std::to_string(o.id()); }
+std::string mutex::owner_id(owner o) const { return core_->id() + ":" + std::to_string(o.id()); }
 
-std::string Lock::field(owner o) const { return kind_->field(owner_id(o)); }
+std::string mutex::field(owner o) const { return kind_->field(owner_id(o)); }
 
-void Lock::start_acquire(owner who, lock_options options, bool empty_wait_is_forever,
-                         acquire_done done) {
+void mutex::start_acquire(owner who, lock_options options, bool empty_wait_is_forever,
+                          acquire_done done) {
   if (core_->stopped()) return done(errc::cancelled, {.detail = "the client has been destroyed"});
   if ((options.lease && options.lease->count() <= 0) ||
       (options.wait && options.wait->count() < 0)) {
@@ -65,15 +65,15 @@ void Lock::start_acquire(owner who, lock_options options, bool empty_wait_is_for
   detail::start_acquire(core_, std::move(r), std::move(done));
 }
 
-void Lock::start_release(owner who, release_done done) {
+void mutex::start_release(owner who, release_done done) {
   if (core_->stopped()) return done(errc::cancelled, "the client has been destroyed");
   detail::start_release(
       core_, detail::release_request{key_, channel_, owner_id(who), field(who), kind_, false},
       std::move(done));
 }
 
-detail::acquire_result Lock::acquire_blocking(owner who, lock_options options,
-                                              bool empty_wait_is_forever) {
+detail::acquire_result mutex::acquire_blocking(owner who, lock_options options,
+                                               bool empty_wait_is_forever) {
   detail::refuse_io_thread(*core_, "locking");
   auto [ec, result] =
       relock::detail::wait_for<std::error_code, detail::acquire_result>([&](auto done) {
@@ -83,41 +83,41 @@ detail::acquire_result Lock::acquire_blocking(owner who, lock_options options,
   return std::move(result);
 }
 
-void Lock::lock() { acquire_blocking(owner::current_thread(), {}, true); }
+void mutex::lock() { acquire_blocking(owner::current_thread(), {}, true); }
 
-void Lock::lock(std::chrono::milliseconds lease) {
+void mutex::lock(std::chrono::milliseconds lease) {
   lock_options o;
   o.lease = detail::to_millis(lease, "lease");
   acquire_blocking(owner::current_thread(), std::move(o), true);
 }
 
-void Lock::lock(std::stop_token stop, std::optional<std::chrono::milliseconds> lease) {
+void mutex::lock(std::stop_token stop, std::optional<std::chrono::milliseconds> lease) {
   lock_options o;
   if (lease) o.lease = detail::to_millis(*lease, "lease");
   o.stop = std::move(stop);
   acquire_blocking(owner::current_thread(), std::move(o), true);
 }
 
-bool Lock::try_lock() { return acquire_blocking(owner::current_thread(), {}, false).acquired; }
+bool mutex::try_lock() { return acquire_blocking(owner::current_thread(), {}, false).acquired; }
 
-bool Lock::try_lock(std::chrono::milliseconds wait) {
+bool mutex::try_lock(std::chrono::milliseconds wait) {
   lock_options o;
   o.wait = detail::to_millis(wait, "wait");
   return acquire_blocking(owner::current_thread(), std::move(o), false).acquired;
 }
 
-bool Lock::try_lock(std::chrono::milliseconds wait, std::chrono::milliseconds lease) {
+bool mutex::try_lock(std::chrono::milliseconds wait, std::chrono::milliseconds lease) {
   lock_options o;
   o.wait = detail::to_millis(wait, "wait");
   o.lease = detail::to_millis(lease, "lease");
   return acquire_blocking(owner::current_thread(), std::move(o), false).acquired;
 }
 
-void Lock::unlock() noexcept { unlock_reporting(nullptr); }
+void mutex::unlock() noexcept { unlock_reporting(nullptr); }
 
-void Lock::unlock(std::error_code& ec) noexcept { unlock_reporting(&ec); }
+void mutex::unlock(std::error_code& ec) noexcept { unlock_reporting(&ec); }
 
-void Lock::unlock_reporting(std::error_code* out) noexcept {
+void mutex::unlock_reporting(std::error_code* out) noexcept {
   std::error_code ec;
   std::string detail;
   if (core_->stopped()) {
@@ -141,7 +141,7 @@ void Lock::unlock_reporting(std::error_code* out) noexcept {
   if (const auto& report = core_->settings().on_unlock_error) report(key_, ec, detail);
 }
 
-bool Lock::force_unlock() {
+bool mutex::force_unlock() {
   detail::refuse_io_thread(*core_, "force_unlock");
   auto [ec, r] = relock::detail::wait_for<std::error_code, resp::reply>([&](auto done) {
     core_->enter([core = core_, kind = kind_, key = key_, channel = channel_,
@@ -160,26 +160,26 @@ bool Lock::force_unlock() {
   return r.integer == 1;
 }
 
-bool Lock::is_locked() const {
+bool mutex::is_locked() const {
   return detail::run_blocking(*core_, key_, resp::request{"EXISTS", key_}, "is_locked").integer ==
          1;
 }
 
-bool Lock::is_held_by_current_thread() const { return is_held_by(owner::current_thread()); }
+bool mutex::is_held_by_current_thread() const { return is_held_by(owner::current_thread()); }
 
-bool Lock::is_held_by(owner o) const { return is_held_by(field(o)); }
+bool mutex::is_held_by(owner o) const { return is_held_by(field(o)); }
 
-bool Lock::is_held_by(std::string_view owner_field) const {
+bool mutex::is_held_by(std::string_view owner_field) const {
   return detail::run_blocking(*core_, key_, resp::request{"HEXISTS", key_, owner_field},
                               "is_held_by")
              .integer == 1;
 }
 
-std::int64_t Lock::hold_count() const { return hold_count(owner::current_thread()); }
+std::int64_t mutex::hold_count() const { return hold_count(owner::current_thread()); }
 
-std::int64_t Lock::hold_count(owner o) const { return hold_count(field(o)); }
+std::int64_t mutex::hold_count(owner o) const { return hold_count(field(o)); }
 
-std::int64_t Lock::hold_count(std::string_view owner_field) const {
+std::int64_t mutex::hold_count(std::string_view owner_field) const {
   auto r =
       detail::run_blocking(*core_, key_, resp::request{"HGET", key_, owner_field}, "hold_count");
   if (r.is_nil()) return 0;
@@ -193,18 +193,18 @@ std::int64_t Lock::hold_count(std::string_view owner_field) const {
   return holds;
 }
 
-std::optional<std::chrono::milliseconds> Lock::remaining_lease() const {
+std::optional<std::chrono::milliseconds> mutex::remaining_lease() const {
   auto r = detail::run_blocking(*core_, key_, resp::request{"PTTL", key_}, "remaining_lease");
   if (r.integer == -2) return std::nullopt;
   if (r.integer == -1) return std::chrono::milliseconds::max();
   return std::chrono::milliseconds(r.integer);
 }
 
-std::optional<std::chrono::steady_clock::time_point> Lock::valid_until() const {
+std::optional<std::chrono::steady_clock::time_point> mutex::valid_until() const {
   return valid_until(owner::current_thread());
 }
 
-std::optional<std::chrono::steady_clock::time_point> Lock::valid_until(owner o) const {
+std::optional<std::chrono::steady_clock::time_point> mutex::valid_until(owner o) const {
   using deadline = std::optional<std::chrono::steady_clock::time_point>;
   detail::refuse_io_thread(*core_, "valid_until");
   auto [running, until] = detail::wait_for<bool, deadline>([&](auto done) {
@@ -219,11 +219,11 @@ std::optional<std::chrono::steady_clock::time_point> Lock::valid_until(owner o) 
   return until;
 }
 
-std::optional<std::chrono::milliseconds> Lock::valid_for() const {
+std::optional<std::chrono::milliseconds> mutex::valid_for() const {
   return valid_for(owner::current_thread());
 }
 
-std::optional<std::chrono::milliseconds> Lock::valid_for(owner o) const {
+std::optional<std::chrono::milliseconds> mutex::valid_for(owner o) const {
   const auto until = valid_until(o);
   if (!until) return std::nullopt;
   const auto left = *until - std::chrono::steady_clock::now();

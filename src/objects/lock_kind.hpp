@@ -3,7 +3,7 @@
 // release path (release_op) and the watchdog read. A new kind is its scripts plus one small file
 // that fills this table (lock_kind.cpp: the reentrant lock and its non-reentrant variant;
 // rwlock_kind.cpp: the two sides of the read-write lock), and a thin public header whose handles
-// are relock::Lock (one non-template core for every kind).
+// are relock::mutex (one non-template core for every kind).
 //
 // The table says, for an owner ("<client-id>:<owner-id>") and a lock key:
 //   - which hash field is its hold (a write hold appends ":write"), which channel a release

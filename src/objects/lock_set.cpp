@@ -20,17 +20,17 @@
 namespace relock::detail {
 namespace {
 
-const std::string& server_of(const Lock& l) { return lock_access::core(l).settings().url; }
+const std::string& server_of(const mutex& l) { return lock_access::core(l).settings().url; }
 
 // The member's server as the server says (client_core::server_id): equal for two clients of
 // one server, however its address was spelled.
-const std::string& server_id_of(const Lock& l) { return lock_access::core(l).server_id(); }
+const std::string& server_id_of(const mutex& l) { return lock_access::core(l).server_id(); }
 
 // The member's database (0 in a cluster).
-int db_of(const Lock& l) { return net::parse_target(server_of(l)).nodes.front().db; }
+int db_of(const mutex& l) { return net::parse_target(server_of(l)).nodes.front().db; }
 
 // Hears one member's loss and tells the set's on_lost once, when the set is lost with it: at
-// the first loss for a multi-lock, when fewer than a quorum remain for a RedLock.
+// the first loss for a multi-lock, when fewer than a quorum remain for a red_lock.
 std::function<void(std::error_code)> set_loss(std::function<void(std::error_code)> on_lost,
                                               std::size_t may_lose) {
   if (!on_lost) return {};
@@ -42,7 +42,7 @@ std::function<void(std::error_code)> set_loss(std::function<void(std::error_code
 
 // What an unlock of a set comes to, from its members' failures: not_owner when no member was
 // held; lock_lost when fewer than `quorum` were still held (a multi-lock: all of them); else
-// the first member that could not be reached; else nothing (a RedLock member never granted is
+// the first member that could not be reached; else nothing (a red_lock member never granted is
 // no failure of the set).
 std::error_code set_unlock_outcome(const std::vector<member_failure>& failures, std::size_t members,
                                    std::size_t quorum) {
@@ -66,7 +66,7 @@ std::error_code set_unlock_outcome(const std::vector<member_failure>& failures, 
 class release_all : public std::enable_shared_from_this<release_all> {
  public:
   using done_fn = completion<void(std::error_code, std::vector<member_failure>)>;
-  release_all(std::vector<Lock> members, std::size_t quorum, done_fn done)
+  release_all(std::vector<mutex> members, std::size_t quorum, done_fn done)
       : members_(std::move(members)),
         quorum_(quorum),
         left_(members_.size()),
@@ -95,7 +95,7 @@ class release_all : public std::enable_shared_from_this<release_all> {
     done_(outcome, std::move(failures));
   }
 
-  std::vector<Lock> members_;
+  std::vector<mutex> members_;
   std::size_t quorum_;
   std::mutex mutex_;
   std::size_t left_;
@@ -105,12 +105,13 @@ class release_all : public std::enable_shared_from_this<release_all> {
 
 }  // namespace
 
-lock_set::lock_set(std::vector<Lock> members, rule how) : members_(std::move(members)), rule_(how) {
+lock_set::lock_set(std::vector<mutex> members, rule how)
+    : members_(std::move(members)), rule_(how) {
   const std::string what = rule_.what;
   if (members_.empty()) throw error(errc::invalid_argument, what + ": no member locks");
   if (!rule_.quorum) {
     // One key of one server and database, by the server's own id: two clients of one server
-    // are two owners of the key, and the set would wait on itself. (A RedLock refuses any two
+    // are two owners of the key, and the set would wait on itself. (A red_lock refuses any two
     // members on one server, below.)
     std::map<std::tuple<std::string, std::string, int>, std::size_t> seen;  // -> first member
     for (std::size_t i = 0; i < members_.size(); ++i) {
@@ -125,7 +126,7 @@ lock_set::lock_set(std::vector<Lock> members, rule how) : members_(std::move(mem
     // The canonical order: by key, then server (its own id, not its address) and database.
     // Every process sorts the same members the same way whatever order they were given in and
     // however it spells the servers' addresses.
-    std::stable_sort(members_.begin(), members_.end(), [](const Lock& a, const Lock& b) {
+    std::stable_sort(members_.begin(), members_.end(), [](const mutex& a, const mutex& b) {
       return std::tuple{a.key(), server_id_of(a), db_of(a)} <
              std::tuple{b.key(), server_id_of(b), db_of(b)};
     });
@@ -263,7 +264,7 @@ void lock_set::unlock_reporting(std::error_code* out) noexcept {
   const auto outcome = set_unlock_outcome(failures, members_.size(), quorum());
   if (out != nullptr) *out = outcome;
   if (out != nullptr || !outcome) return;
-  // Each failure to the client of the member that failed (a RedLock's members share a name).
+  // Each failure to the client of the member that failed (a red_lock's members share a name).
   for (const auto& f : failures) {
     if (f.index >= members_.size()) continue;
     const auto& m = members_[f.index];

@@ -28,7 +28,7 @@ class member_run : public std::enable_shared_from_this<member_run<Machine>> {
 
   // `options` is what every member gets (lease, stop, on_lost, listen_for_loss); each step
   // sets its own wait.
-  member_run(std::vector<Lock> members, owner who, lock_options options, Machine machine,
+  member_run(std::vector<mutex> members, owner who, lock_options options, Machine machine,
              done_fn done)
       : members_(std::move(members)),
         who_(who),
@@ -112,7 +112,7 @@ class member_run : public std::enable_shared_from_this<member_run<Machine>> {
     run(std::move(steps));
   }
 
-  std::vector<Lock> members_;  // never changed after construction: read on any I/O thread
+  std::vector<mutex> members_;  // never changed after construction: read on any I/O thread
   owner who_;
   lock_options options_;
   std::mutex mutex_;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the composites (MultiLock, RedLock) say to their members, and hear back. Their decisions
+// What the composites (multi_lock, red_lock) say to their members, and hear back. Their decisions
 // are small machines with no I/O and no clock of their own (multi_acquire_fsm, quorum_fsm); one
 // driver (member_set) runs the steps on the members' own async calls and feeds the replies back
 // with the time they came. Members are numbered in the composite's order.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// MultiLock's decisions (docs/design.md, "Composites"), with no I/O and no clock of its own.
+// multi_lock's decisions (docs/design.md, "Composites"), with no I/O and no clock of its own.
 //
-// Members come in one canonical order (MultiLock sorts them), and the machine keeps one rule:
+// Members come in one canonical order (multi_lock sorts them), and the machine keeps one rule:
 // it only ever waits on member k while holding members that come before k, never after. Two
 // multi-locks over the same members, given in any order, therefore cannot wait on each other
 // in a circle (the classic lock-ordering argument), and the one holding the earliest contended

@@ -3,7 +3,7 @@
 
 namespace relock {
 
-MultiLock::MultiLock(std::vector<Lock> members)
+multi_lock::multi_lock(std::vector<mutex> members)
     : lock_set(std::move(members), rule{.what = "multi-lock"}) {}
 
 }  // namespace relock

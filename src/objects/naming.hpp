@@ -31,7 +31,7 @@ std::string prefixed(std::string_view prefix, std::string_view name);
 // name + ":" + suffix when name contains '{', else "{" + name + "}:" + suffix.
 std::string suffixed(std::string_view name, std::string_view suffix);
 
-// §2 Lock family: where a full release publishes `0`.
+// §2 mutex family: where a full release publishes `0`.
 std::string lock_channel(std::string_view name);
 // §1 Unlock idempotency latch of one release request.
 std::string unlock_latch_key(std::string_view name, std::string_view request_id);

@@ -30,8 +30,8 @@ std::string checked_id(std::string_view id) {
 
 }  // namespace
 
-PermitExpirableSemaphore::PermitExpirableSemaphore(std::shared_ptr<detail::client_core> core,
-                                                   std::string name, semaphore_options options)
+permit_expirable_semaphore::permit_expirable_semaphore(std::shared_ptr<detail::client_core> core,
+                                                       std::string name, semaphore_options options)
     : core_(std::move(core)), name_(std::move(name)), options_(options) {
   auto names = detail::sync_names_of(*core_, name_, objects::semaphore_channel, "semaphore");
   key_ = std::move(names.key);
@@ -72,7 +72,7 @@ void acquire_permit(const std::shared_ptr<detail::client_core>& core, const std:
 
 }  // namespace
 
-void PermitExpirableSemaphore::start_acquire(permit_options options, acquire_done done) {
+void permit_expirable_semaphore::start_acquire(permit_options options, acquire_done done) {
   acquire_permit(core_, key_, channel_, options_.wait_when_absent, std::move(options),
                  [done = std::move(done)](std::error_code ec, acquire_result r) mutable {
                    if (ec || !r.acquired) return done(ec, std::nullopt);
@@ -80,7 +80,7 @@ void PermitExpirableSemaphore::start_acquire(permit_options options, acquire_don
                  });
 }
 
-std::optional<std::string> PermitExpirableSemaphore::acquire_blocking(permit_options options) {
+std::optional<std::string> permit_expirable_semaphore::acquire_blocking(permit_options options) {
   detail::refuse_io_thread(*core_, "acquire");
   auto [ec, result] = detail::wait_for<std::error_code, acquire_result>([&](auto done) {
     acquire_permit(core_, key_, channel_, options_.wait_when_absent, std::move(options),
@@ -91,8 +91,8 @@ std::optional<std::string> PermitExpirableSemaphore::acquire_blocking(permit_opt
   return std::move(result.token);
 }
 
-std::string PermitExpirableSemaphore::acquire(std::optional<std::chrono::milliseconds> lease,
-                                              std::stop_token stop) {
+std::string permit_expirable_semaphore::acquire(std::optional<std::chrono::milliseconds> lease,
+                                                std::stop_token stop) {
   permit_options o;
   if (lease) o.lease = detail::to_millis(*lease, "lease");
   o.stop = std::move(stop);
@@ -102,7 +102,7 @@ std::string PermitExpirableSemaphore::acquire(std::optional<std::chrono::millise
   return std::move(*id);
 }
 
-std::optional<std::string> PermitExpirableSemaphore::try_acquire(
+std::optional<std::string> permit_expirable_semaphore::try_acquire(
     std::chrono::milliseconds wait, std::optional<std::chrono::milliseconds> lease,
     std::stop_token stop) {
   permit_options o;
@@ -112,8 +112,8 @@ std::optional<std::string> PermitExpirableSemaphore::try_acquire(
   return acquire_blocking(std::move(o));
 }
 
-void PermitExpirableSemaphore::start_release(std::string permit_id,
-                                             detail::completion<void(std::error_code)> done) {
+void permit_expirable_semaphore::start_release(std::string permit_id,
+                                               detail::completion<void(std::error_code)> done) {
   if (core_->stopped()) return done(errc::cancelled);
   std::string id;
   try {
@@ -127,7 +127,7 @@ void PermitExpirableSemaphore::start_release(std::string permit_id,
       [done = std::move(done)](std::error_code ec, std::string) mutable { done(ec); });
 }
 
-void PermitExpirableSemaphore::release(std::string_view permit_id) {
+void permit_expirable_semaphore::release(std::string_view permit_id) {
   const std::string id = checked_id(permit_id);
   detail::refuse_io_thread(*core_, "release");
   auto [ec, text] = detail::wait_for<std::error_code, std::string>([&](auto done) {
@@ -142,7 +142,7 @@ void PermitExpirableSemaphore::release(std::string_view permit_id) {
   }
 }
 
-bool PermitExpirableSemaphore::try_release(std::string_view permit_id) {
+bool permit_expirable_semaphore::try_release(std::string_view permit_id) {
   try {
     release(permit_id);
     return true;
@@ -163,8 +163,8 @@ std::int64_t admin(detail::client_core& core, const std::string& key, const std:
 
 }  // namespace
 
-bool PermitExpirableSemaphore::update_lease(std::string_view permit_id,
-                                            std::chrono::milliseconds lease) {
+bool permit_expirable_semaphore::update_lease(std::string_view permit_id,
+                                              std::chrono::milliseconds lease) {
   const std::string id = checked_id(permit_id);
   const auto ms = detail::to_millis(lease, "lease");
   if (ms.count() <= 0) throw error(errc::invalid_argument, "a lease must be > 0");
@@ -179,25 +179,25 @@ bool PermitExpirableSemaphore::update_lease(std::string_view permit_id,
   return admin(*core_, key_, channel_, "lease", ms.count(), name_, *objects::from_hex(id)) == 1;
 }
 
-std::int64_t PermitExpirableSemaphore::available_permits() const {
+std::int64_t permit_expirable_semaphore::available_permits() const {
   return admin(*core_, key_, channel_, "available", 0, name_);
 }
 
-std::int64_t PermitExpirableSemaphore::acquired_permits() const {
+std::int64_t permit_expirable_semaphore::acquired_permits() const {
   return admin(*core_, key_, channel_, "acquired", 0, name_);
 }
 
-void PermitExpirableSemaphore::set_permits(std::int64_t permits) {
+void permit_expirable_semaphore::set_permits(std::int64_t permits) {
   detail::check_permits(permits, 0, "permits to set");
   admin(*core_, key_, channel_, "set", permits, name_);
 }
 
-bool PermitExpirableSemaphore::try_set_permits(std::int64_t permits) {
+bool permit_expirable_semaphore::try_set_permits(std::int64_t permits) {
   detail::check_permits(permits, 0, "permits to set");
   return admin(*core_, key_, channel_, "try_set", permits, name_) == 1;
 }
 
-void PermitExpirableSemaphore::add_permits(std::int64_t permits) {
+void permit_expirable_semaphore::add_permits(std::int64_t permits) {
   detail::check_permits(permits, -detail::max_permits, "permits to add");
   admin(*core_, key_, channel_, "add", permits, name_);
 }

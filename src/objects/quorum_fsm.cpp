@@ -88,14 +88,14 @@ member_steps quorum_fsm::give_up_after_attempt() {
 }
 
 // Too few servers reachable for a quorum: an error naming every one that was not, the members
-// in member order, then those never reached (a RedLock's members share one name).
+// in member order, then those never reached (a red_lock's members share one name).
 member_steps quorum_fsm::give_up_unreachable(std::size_t away) {
   std::string why;
   for (const auto& d : away_details_) {
     if (!d.empty()) why += (why.empty() ? "" : "; ") + d;
   }
   for (const auto& server : settings_.unreached) {
-    why += (why.empty() ? "" : "; ") + server + ": not reached when the RedLock was made";
+    why += (why.empty() ? "" : "; ") + server + ": not reached when the red_lock was made";
   }
   return give_up(
       away_ ? away_ : make_error_code(errc::connection),

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// RedLock's decisions (docs/design.md, "Composites"), with no I/O and no clock of its own.
+// red_lock's decisions (docs/design.md, "Composites"), with no I/O and no clock of its own.
 //
 // An attempt asks every member at once, each with a budget of max(remaining / n, 1 ms) (a
 // fixed budget when the wait is unbounded), and waits for every answer. It succeeds when a

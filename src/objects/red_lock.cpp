@@ -3,13 +3,13 @@
 
 namespace relock {
 
-RedLock::RedLock(std::vector<Lock> members, redlock_options options)
-    : lock_set(std::move(members), rule{.what = "RedLock",
+red_lock::red_lock(std::vector<mutex> members, redlock_options options)
+    : lock_set(std::move(members), rule{.what = "red_lock",
                                         .quorum = true,
                                         .drift_factor = options.drift_factor,
                                         .unreached = std::move(options.unreached)}) {}
 
-redlock_result RedLock::acquire(lock_options options) {
+redlock_result red_lock::acquire(lock_options options) {
   auto r = acquire_blocking(owner::current_thread(), std::move(options), true);
   return {r.acquired, r.validity, r.held};
 }

@@ -37,7 +37,7 @@ void acquire_permits(const std::shared_ptr<detail::client_core>& core, const std
 
 }  // namespace
 
-Semaphore::Semaphore(std::shared_ptr<detail::client_core> core, std::string name,
+semaphore::semaphore(std::shared_ptr<detail::client_core> core, std::string name,
                      semaphore_options options)
     : core_(std::move(core)), name_(std::move(name)), options_(options) {
   auto names = detail::sync_names_of(*core_, name_, objects::semaphore_channel, "semaphore");
@@ -45,7 +45,7 @@ Semaphore::Semaphore(std::shared_ptr<detail::client_core> core, std::string name
   channel_ = std::move(names.channel);
 }
 
-void Semaphore::start_acquire(std::int64_t permits, std::optional<std::chrono::milliseconds> wait,
+void semaphore::start_acquire(std::int64_t permits, std::optional<std::chrono::milliseconds> wait,
                               std::stop_token stop, acquire_done done) {
   acquire_permits(core_, key_, channel_, options_.wait_when_absent, permits, wait, std::move(stop),
                   [done = std::move(done)](std::error_code ec, acquire_result r) mutable {
@@ -53,7 +53,7 @@ void Semaphore::start_acquire(std::int64_t permits, std::optional<std::chrono::m
                   });
 }
 
-void Semaphore::start_release(std::int64_t permits,
+void semaphore::start_release(std::int64_t permits,
                               detail::completion<void(std::error_code)> done) {
   if (core_->stopped()) return done(errc::cancelled);
   if (permits < 1 || permits > detail::max_permits) return done(errc::invalid_argument);
@@ -63,7 +63,7 @@ void Semaphore::start_release(std::int64_t permits,
       [done = std::move(done)](std::error_code ec, std::string) mutable { done(ec); });
 }
 
-bool Semaphore::acquire_blocking(std::int64_t permits,
+bool semaphore::acquire_blocking(std::int64_t permits,
                                  std::optional<std::chrono::milliseconds> wait,
                                  std::stop_token stop) {
   detail::check_permits(permits, 1, "permits to acquire");
@@ -76,20 +76,20 @@ bool Semaphore::acquire_blocking(std::int64_t permits,
   return result.acquired;
 }
 
-void Semaphore::acquire(std::int64_t permits, std::stop_token stop) {
+void semaphore::acquire(std::int64_t permits, std::stop_token stop) {
   acquire_blocking(permits, std::nullopt, std::move(stop));
 }
 
-bool Semaphore::try_acquire(std::int64_t permits) {
+bool semaphore::try_acquire(std::int64_t permits) {
   return acquire_blocking(permits, std::chrono::milliseconds(0), {});
 }
 
-bool Semaphore::try_acquire(std::int64_t permits, std::chrono::milliseconds wait,
+bool semaphore::try_acquire(std::int64_t permits, std::chrono::milliseconds wait,
                             std::stop_token stop) {
   return acquire_blocking(permits, detail::to_millis(wait, "wait"), std::move(stop));
 }
 
-void Semaphore::release(std::int64_t permits) {
+void semaphore::release(std::int64_t permits) {
   detail::check_permits(permits, 1, "permits to release");
   detail::refuse_io_thread(*core_, "release");
   auto [ec, detail_text] = detail::wait_for<std::error_code, std::string>([&](auto done) {
@@ -113,18 +113,18 @@ std::int64_t admin(detail::client_core& core, const std::string& key, const std:
 
 }  // namespace
 
-std::int64_t Semaphore::available_permits() const {
+std::int64_t semaphore::available_permits() const {
   return admin(*core_, key_, channel_, "available", 0, name_);
 }
 
-std::int64_t Semaphore::drain_permits() { return admin(*core_, key_, channel_, "drain", 0, name_); }
+std::int64_t semaphore::drain_permits() { return admin(*core_, key_, channel_, "drain", 0, name_); }
 
-bool Semaphore::try_set_permits(std::int64_t permits) {
+bool semaphore::try_set_permits(std::int64_t permits) {
   detail::check_permits(permits, 0, "permits to set");
   return admin(*core_, key_, channel_, "try_set", permits, name_) == 1;
 }
 
-void Semaphore::add_permits(std::int64_t permits) {
+void semaphore::add_permits(std::int64_t permits) {
   detail::check_permits(permits, -detail::max_permits, "permits to add");
   admin(*core_, key_, channel_, "add", permits, name_);
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the synchronizers' handles share (Semaphore, PermitExpirableSemaphore, CountDownLatch):
+// What the synchronizers' handles share (semaphore, permit_expirable_semaphore, count_down_latch):
 // their names checked once, permit counts checked before any I/O, and one way to run an
 // administration script and wait for its reply.
 #pragma once

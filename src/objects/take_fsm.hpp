@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// A blocking take's decisions (BlockingQueue::take, poll with a wait), with no I/O and no clock
+// A blocking take's decisions (blocking_queue::take, poll with a wait), with no I/O and no clock
 // of its own: the operation around it (take_op) feeds it what happened, with the time, and does
 // what it answers.
 //

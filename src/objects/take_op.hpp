@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// A blocking take from a list (BlockingQueue::take, poll with a wait): BLPOP on a connection of
+// A blocking take from a list (blocking_queue::take, poll with a wait): BLPOP on a connection of
 // its own (exec::blocking_pool), driven by take_fsm.
 #pragma once
 

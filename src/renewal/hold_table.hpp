@@ -89,7 +89,7 @@ class hold_table {
   std::function<void(hold&)> on_drop;
 
   // How much of a lease the holder does not count on: the server's clock may run faster than
-  // ours (1% of the lease, as the RedLock algorithm allows) plus 2 ms for the expiry's rounding.
+  // ours (1% of the lease, as the red_lock algorithm allows) plus 2 ms for the expiry's rounding.
   static std::chrono::milliseconds validity_margin(std::chrono::milliseconds lease) {
     return lease / 100 + std::chrono::milliseconds(2);
   }

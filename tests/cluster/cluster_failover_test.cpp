@@ -57,7 +57,7 @@ TEST_F(cluster_failover, a_killed_master_fails_over_and_what_it_lost_is_reported
   std::vector<std::string> names;
   for (const auto& master : masters) names.push_back(name_on(master, "failover:"));
   const std::string fresh = name_on(victim, "afterwards:");
-  std::vector<relock::Lock> holds;
+  std::vector<relock::mutex> holds;
   for (const auto& n : names) holds.push_back(client.lock(n));
   for (auto& h : holds) h.lock();
 

@@ -58,7 +58,7 @@ relock::error error_from(const relock::config& c) {
 
 TEST_F(cluster_lock, locks_on_a_thousand_names_land_on_every_master_and_route_by_slot) {
   relock::client client(settings());
-  std::vector<relock::Lock> locks;
+  std::vector<relock::mutex> locks;
   for (int i = 0; i < 1000; ++i) locks.push_back(client.lock("spread:" + std::to_string(i)));
   for (auto& l : locks) l.lock(30s);
   std::map<std::uint16_t, int> per_master;
@@ -154,7 +154,7 @@ TEST_F(cluster_lock, the_watchdog_renews_holds_spread_over_every_master) {
   auto c = settings();
   c.watchdog_lease = 1s;
   relock::client client(c);
-  std::vector<relock::Lock> locks;
+  std::vector<relock::mutex> locks;
   for (const auto& master : cluster().masters()) {
     for (int i = 0; i < 3; ++i)
       locks.push_back(client.lock(name_on(master, "kept" + std::to_string(i) + ":")));

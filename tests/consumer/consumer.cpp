@@ -24,8 +24,8 @@ void use_everything(relock::client& client, std::function<void(std::string)> not
   client.async_inspect(
       "consumer", [note](std::error_code ec, relock::lock_info i) { note(ec.message() + i.name); });
 
-  relock::Lock lock = client.lock("consumer");
-  relock::Lock other = client.non_reentrant_lock("consumer");
+  relock::mutex lock = client.lock("consumer");
+  relock::mutex other = client.non_reentrant_lock("consumer");
   note(lock.name() + lock.key() + other.owner_field(relock::owner::current_thread()));
   lock.lock();
   lock.lock(10s);

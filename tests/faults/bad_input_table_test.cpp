@@ -120,7 +120,7 @@ std::vector<std::string> lock_kinds() {
           "spin_lock", "read side",          "write side"};
 }
 
-relock::Lock handle(relock::client& c, const std::string& kind, const std::string& name) {
+relock::mutex handle(relock::client& c, const std::string& kind, const std::string& name) {
   if (kind == "lock") return c.lock(name);
   if (kind == "non_reentrant_lock") return c.non_reentrant_lock(name);
   if (kind == "fair_lock") return c.fair_lock(name);

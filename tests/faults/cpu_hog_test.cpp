@@ -49,7 +49,7 @@ TEST(cpu_hog, no_hold_is_reported_lost_while_two_processes_hog_the_cpus_for_60_s
   c.on_lock_lost = [&](std::string_view, std::string_view, std::error_code) { ++lost; };
   relock::client client(c);
   raw_client raw = raw_client::to(server);
-  std::vector<relock::Lock> locks;
+  std::vector<relock::mutex> locks;
   const auto me = relock::owner::unique();
   for (int i = 0; i < 20; ++i) {
     locks.push_back(client.lock("hogged-" + std::to_string(i)));

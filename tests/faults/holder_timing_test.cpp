@@ -139,7 +139,7 @@ TEST(holder_timing, a_hold_taken_away_is_reported_within_a_renewal_period_and_10
   for (const char* how : {"DEL", "PEXPIRE"}) {
     constexpr int trials = 10;
     std::vector<std::atomic<std::int64_t>> heard(trials);
-    std::vector<relock::Lock> locks;
+    std::vector<relock::mutex> locks;
     for (int i = 0; i < trials; ++i) {
       locks.push_back(client.lock(std::string("taken-") + how + std::to_string(i)));
       relock::lock_options o;
@@ -192,7 +192,7 @@ TEST(holder_timing, a_hold_on_a_stopped_server_is_reported_by_its_deadline_befor
   for (int round = 0; round < 2; ++round) {
     constexpr int holds = 5;
     std::vector<std::atomic<std::int64_t>> heard(holds);
-    std::vector<relock::Lock> locks;
+    std::vector<relock::mutex> locks;
     std::vector<relock::owner> owners;
     for (int i = 0; i < holds; ++i) {
       locks.push_back(client.lock("stopped-" + std::to_string(round) + "-" + std::to_string(i)));

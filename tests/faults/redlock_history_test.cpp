@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// The fault suite on RedLock: worker processes take a RedLock over three independent servers
+// The fault suite on red_lock: worker processes take a red_lock over three independent servers
 // (each behind a fault proxy) on two names, while the nemesis takes one of the three away at a
 // time: SIGKILL, SIGSTOP, a partition, a graceful restart. A killed or restarted server comes
-// back empty, and only after staying down longer than the lease: the operational rule RedLock's
-// safety needs ("delayed restart", README "RedLock"), since a server that forgets a grant while
+// back empty, and only after staying down longer than the lease: the operational rule red_lock's
+// safety needs ("delayed restart", README "red_lock"), since a server that forgets a grant while
 // it is still valid gives a second majority. The checker then judges belief exclusion: no two
 // owners both believed they held a name, each from the acquire's answer for the validity it
 // reported. None of these faults may explain an overlap (HISTORY.md: the member_* kinds).
 //
 // RELOCK_FAULTS_REDLOCK_SECONDS sets how long the nemesis runs (default below).
 // RELOCK_FAULTS_REDLOCK_PROMPT_RESTART=1 breaks the rule on purpose: a killed or restarted server
-// comes back empty at once, and the checker may then find two owners (README, "RedLock").
+// comes back empty at once, and the checker may then find two owners (README, "red_lock").
 #include <gtest/gtest.h>
 
 #include <array>
@@ -159,7 +159,7 @@ TEST(faults_redlock, one_server_of_three_killed_paused_partitioned_or_restarted_
   for (const auto& [kind, n] : chaos.counts()) std::cout << " " << kind << "=" << n;
   std::cout << "; workers " << run.workers() << ", killed at the end " << stuck << std::endl;
 
-  // A RedLock waiter does not sleep on a member's release: each attempt asks every member for
+  // A red_lock waiter does not sleep on a member's release: each attempt asks every member for
   // a share of what is left of its wait, so the wake-up bound is the wait itself.
   const verdict v = run.check(names, settings.wait_max_ms + 1000);
   std::cout << v.output << std::endl;
@@ -167,6 +167,6 @@ TEST(faults_redlock, one_server_of_three_killed_paused_partitioned_or_restarted_
   EXPECT_EQ(stuck, 0);
   const auto at = v.json.find("\"acquisitions\": ");
   ASSERT_NE(at, std::string::npos) << v.json;
-  // About 1,000 in 40 s on the 2-core box: contended RedLock waits often time out.
+  // About 1,000 in 40 s on the 2-core box: contended red_lock waits often time out.
   EXPECT_GE(std::atoll(v.json.c_str() + at + 16), 400) << "too few holds to judge";
 }

@@ -32,7 +32,7 @@ relock::config through(const fault_proxy& proxy) {
 }
 
 // The async forms with plain callbacks, waited for with a deadline.
-std::future<std::pair<std::error_code, bool>> try_lock(relock::Lock& lock, relock::owner who) {
+std::future<std::pair<std::error_code, bool>> try_lock(relock::mutex& lock, relock::owner who) {
   auto done = std::make_shared<std::promise<std::pair<std::error_code, bool>>>();
   auto result = done->get_future();
   lock.async_try_lock(who, {}, [done](std::error_code ec, bool acquired) {
@@ -41,7 +41,7 @@ std::future<std::pair<std::error_code, bool>> try_lock(relock::Lock& lock, reloc
   return result;
 }
 
-std::future<std::error_code> unlock(relock::Lock& lock, relock::owner who) {
+std::future<std::error_code> unlock(relock::mutex& lock, relock::owner who) {
   auto done = std::make_shared<std::promise<std::error_code>>();
   auto result = done->get_future();
   lock.async_unlock(who, [done](std::error_code ec) { done->set_value(ec); });
@@ -82,7 +82,7 @@ void land_held_copies(fault_proxy& proxy) {
 
 // The owner locks again at once, as an application would: a try that fails because its
 // connection was just lost is tried again, within a deadline.
-bool lock_again(relock::Lock& lock, relock::owner who) {
+bool lock_again(relock::mutex& lock, relock::owner who) {
   const auto until = std::chrono::steady_clock::now() + 10s;
   while (std::chrono::steady_clock::now() < until) {
     auto again = try_lock(lock, who);

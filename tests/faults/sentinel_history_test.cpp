@@ -36,7 +36,7 @@ struct recorder {
   int thread;
 
   // `lost_at` (when given) hears when the library reports the hold lost.
-  std::optional<std::int64_t> acquire(relock::FencedLock& lk, relock::owner who,
+  std::optional<std::int64_t> acquire(relock::fenced_lock& lk, relock::owner who,
                                       std::chrono::milliseconds wait,
                                       std::atomic<std::int64_t>* lost_at = nullptr) {
     const std::string owner = lk.owner_field(who);

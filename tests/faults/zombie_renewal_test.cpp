@@ -440,7 +440,7 @@ std::string wall_stamp() {
 // One client's share of the acquisitions. Its locks are touched on the driver's thread only, and
 // never once `stopping` is set there (the client is destroyed after that).
 struct round_state {
-  std::vector<relock::Lock> locks;
+  std::vector<relock::mutex> locks;
   int quota = 0;
   bool abrupt = false;  // the client is destroyed with acquisitions under way
   bool stopping = false;
@@ -492,7 +492,7 @@ class churn {
     tally_.story[a.field] += wall_stamp() + " " + what + "; ";
   }
   static std::string said(std::error_code ec) { return ec ? ec.message() : "ok"; }
-  relock::Lock& lock_of(const attempt& a) { return a.round->locks[a.name]; }
+  relock::mutex& lock_of(const attempt& a) { return a.round->locks[a.name]; }
 
   template <class F>
   void after(std::chrono::milliseconds delay, F f) {

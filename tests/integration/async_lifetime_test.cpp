@@ -53,13 +53,13 @@ class async_lifetime : public ::testing::Test {
   raw_client raw_ = raw_client::to(server_);
   relock::client client_{relock::test::settings_for(server_)};
   relock::owner me_ = relock::owner::unique();
-  // A RedLock's other two servers.
+  // A red_lock's other two servers.
   redis_server second_, third_;
   relock::client client2_{relock::test::settings_for(second_)};
   relock::client client3_{relock::test::settings_for(third_)};
 
-  relock::RedLock red_lock(const std::string& name) {
-    return relock::RedLock({client_.lock(name), client2_.lock(name), client3_.lock(name)});
+  relock::red_lock red_lock(const std::string& name) {
+    return relock::red_lock({client_.lock(name), client2_.lock(name), client3_.lock(name)});
   }
 };
 
@@ -69,7 +69,7 @@ TEST_F(async_lifetime, deferred_operations_made_on_temporaries_run_after_the_han
   // Each operation is made from a handle that dies at the end of its statement, then started.
   auto lock = client_.lock("life:lock").async_lock(me_, {}, deferred);
   auto fenced = client_.fenced_lock("life:fenced").async_lock_and_get_token(me_, {}, deferred);
-  auto multi = relock::MultiLock(client_.lock("life:m1"), client_.lock("life:m2"))
+  auto multi = relock::multi_lock(client_.lock("life:m1"), client_.lock("life:m2"))
                    .async_lock(me_, {}, deferred);
   auto red = red_lock("life:red").async_acquire(me_, {}, deferred);
   client_.semaphore("life:sem").try_set_permits(1);
@@ -190,7 +190,7 @@ TEST_F(async_lifetime, a_cancellation_on_the_slot_ends_every_kind_of_wait_leavin
     EXPECT_EQ(cancelled_wait(
                   mine_,
                   [&](auto h) {
-                    relock::MultiLock(client_.lock("cancel:free"), client_.lock("cancel:lock"))
+                    relock::multi_lock(client_.lock("cancel:free"), client_.lock("cancel:lock"))
                         .async_lock(me_, {}, std::move(h));
                   },
                   type, raw_, "redisson_lock__channel:{cancel:lock}"),
@@ -237,7 +237,7 @@ TEST_F(async_lifetime, a_cancellation_on_the_slot_ends_every_kind_of_wait_leavin
   // Nothing of the waiters is left: the holds are the holders' alone, the permits all taken by
   // the first takers, and a value offered now is there for the next taker.
   EXPECT_EQ(raw_.command({"HLEN", "cancel:lock"}).integer, 1);
-  for (auto* other_server : {&second_, &third_}) {  // the RedLock's members there, given back
+  for (auto* other_server : {&second_, &third_}) {  // the red_lock's members there, given back
     EXPECT_EQ(raw_client::to(*other_server).command({"EXISTS", "cancel:lock"}).integer, 0);
   }
   EXPECT_EQ(raw_.command({"EXISTS", "cancel:free"}).integer, 0);

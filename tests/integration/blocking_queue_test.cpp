@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// BlockingQueue on a real server: Redisson's list data, offer/poll/take and friends, waits that
+// blocking_queue on a real server: Redisson's list data, offer/poll/take and friends, waits that
 // ride through a killed connection and a restarted server, stops, and bad input.
 #include <gtest/gtest.h>
 

@@ -185,7 +185,7 @@ TEST(client_shutdown, a_blocked_call_waiting_on_a_silent_server_returns_cancelle
 
 TEST(client_shutdown, handles_used_after_destruction_fail_with_cancelled) {
   redis_server server;
-  std::optional<relock::Lock> lk;
+  std::optional<relock::mutex> lk;
   {
     relock::client client(settings_for(server));
     lk.emplace(client.lock("late"));

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// CountDownLatch (Redisson's RCountDownLatch) on a real server: the name holds the count, and the
+// count_down_latch (Redisson's RCountDownLatch) on a real server: the name holds the count, and the
 // count-down to zero publishes 0 on redisson_countdownlatch__channel__{name}, which opens every
 // awaiter of every process at once, sync and async (redisson/redisson#5349); try_set_count only
 // on an open latch; timed awaits, delete_latch, stops and bad input.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// DelayedQueue on a real server: elements reach the destination once due, never early, never
+// delayed_queue on a real server: elements reach the destination once due, never early, never
 // twice, with several clients transferring at once, without pub/sub, in both Redisson layouts.
 #include <gtest/gtest.h>
 
@@ -41,7 +41,7 @@ TEST(delayed_queue, an_element_arrives_once_due_and_not_before) {
 TEST(delayed_queue, three_transferring_clients_deliver_each_element_once_in_due_order) {
   redis_server server;
   std::vector<std::unique_ptr<relock::client>> clients;
-  std::vector<relock::DelayedQueue> transfers;
+  std::vector<relock::delayed_queue> transfers;
   for (int i = 0; i < 3; ++i) {
     clients.push_back(std::make_unique<relock::client>(settings_for(server)));
     transfers.push_back(clients.back()->delayed_queue("orders"));

@@ -50,13 +50,13 @@ relock::config with_queue_timeout(const redis_server& server, std::chrono::milli
 }
 
 // A waiter of `lock` as `who`, started now: its future is ready once it holds the lock.
-std::future<void> wait_for_turn(relock::Lock& lock, relock::owner who) {
+std::future<void> wait_for_turn(relock::mutex& lock, relock::owner who) {
   return lock.async_lock(who, {}, asio::use_future);
 }
 
 // The error an async lock ends with, as a plain value: asio::use_future would carry it as an
 // exception, whose reference count libstdc++ updates where TSan cannot see (a false data race).
-std::future<std::error_code> lock_outcome(relock::Lock& lock, relock::lock_options o) {
+std::future<std::error_code> lock_outcome(relock::mutex& lock, relock::lock_options o) {
   auto done = std::make_shared<std::promise<std::error_code>>();
   auto outcome = done->get_future();
   lock.async_lock(relock::owner::unique(), std::move(o),

@@ -91,7 +91,7 @@ TEST(lock_async, unlock_latches_are_deleted_many_per_command) {
   auto raw = raw_client::to(server);
   constexpr int n = 64;
   auto me = relock::owner::unique();
-  std::vector<relock::Lock> locks;
+  std::vector<relock::mutex> locks;
   for (int i = 0; i < n; ++i) locks.push_back(client.lock("batch:" + std::to_string(i)));
   std::vector<std::future<void>> held;
   for (auto& lk : locks) held.push_back(lk.async_lock(me, {}, asio::use_future));

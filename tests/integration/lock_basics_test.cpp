@@ -95,7 +95,7 @@ TEST(lock, works_with_unique_lock_scoped_lock_and_try_lock_for) {
   auto a = client.lock("a");
   auto b = client.lock("b");
   {
-    std::unique_lock<relock::Lock> guard(a);
+    std::unique_lock<relock::mutex> guard(a);
     EXPECT_TRUE(guard.owns_lock());
     EXPECT_EQ(raw.command({"EXISTS", "a"}).integer, 1);
   }
@@ -107,10 +107,10 @@ TEST(lock, works_with_unique_lock_scoped_lock_and_try_lock_for) {
   }
   EXPECT_EQ(raw.command({"EXISTS", "a"}).integer + raw.command({"EXISTS", "b"}).integer, 0);
   {
-    std::unique_lock<relock::Lock> guard(a, 200ms);  // try_lock_for
+    std::unique_lock<relock::mutex> guard(a, 200ms);  // try_lock_for
     EXPECT_TRUE(guard.owns_lock());
     EXPECT_FALSE(on_other_thread([&] {
-      std::unique_lock<relock::Lock> second(a, std::chrono::steady_clock::now() + 100ms);
+      std::unique_lock<relock::mutex> second(a, std::chrono::steady_clock::now() + 100ms);
       return second.owns_lock();
     }));
   }

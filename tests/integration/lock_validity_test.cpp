@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The local validity deadline (Lock::valid_until): what a holder can count on without asking
+// The local validity deadline (mutex::valid_until): what a holder can count on without asking
 // Redis, and the loss report that comes by that deadline when renewals cannot get through.
 #include <gtest/gtest.h>
 

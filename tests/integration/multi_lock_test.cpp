@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// MultiLock on real servers: all or nothing over names on one server and over three servers,
+// multi_lock on real servers: all or nothing over names on one server and over three servers,
 // across processes and threads, in any member order, with a member held elsewhere or its
 // server gone.
 #include <gtest/gtest.h>
@@ -26,7 +26,7 @@ namespace {
 
 // Adds one to each counter under the multi-lock, by a read and a write apart: lost updates
 // show any overlap of two holders.
-void add_under(relock::MultiLock& all, std::vector<raw_client>& raws, int times) {
+void add_under(relock::multi_lock& all, std::vector<raw_client>& raws, int times) {
   for (int i = 0; i < times; ++i) {
     all.lock();
     for (std::size_t k = 0; k < raws.size(); ++k) {
@@ -51,13 +51,13 @@ void counters_stay_exact(const std::vector<redis_server*>& servers) {
     for (int t = 0; t < threads; ++t) {
       pool.emplace_back([&] {
         try {
-          std::vector<relock::Lock> members;
+          std::vector<relock::mutex> members;
           std::vector<raw_client> raws;
           for (int k = 0; k < 3; ++k) {
             members.push_back(clients[k % clients.size()]->lock("m" + std::to_string(k)));
             raws.push_back(raw_client::to(*servers[k % servers.size()]));
           }
-          relock::MultiLock all(std::move(members));
+          relock::multi_lock all(std::move(members));
           add_under(all, raws, times);
         } catch (...) {
           ++failed;
@@ -108,7 +108,7 @@ TEST(multi_lock, opposite_member_orders_neither_deadlock_nor_livelock) {
     pool.emplace_back([&, t] {
       std::vector<std::string> names{"x", "y", "z"};
       if (t % 2 == 1) std::reverse(names.begin(), names.end());
-      relock::MultiLock all(client.lock(names[0]), client.lock(names[1]), client.lock(names[2]));
+      relock::multi_lock all(client.lock(names[0]), client.lock(names[1]), client.lock(names[2]));
       for (int i = 0; i < times; ++i) {
         if (!all.try_lock(60s)) {
           ++timed_out;
@@ -134,7 +134,7 @@ TEST(multi_lock, a_member_held_elsewhere_fails_the_wait_holding_nothing) {
   auto held = theirs.lock("b");
   const relock::owner other{42};
   held.async_lock(other, {}, asio::use_future).get();
-  relock::MultiLock all(mine.lock("a"), mine.lock("b"), mine.lock("c"));
+  relock::multi_lock all(mine.lock("a"), mine.lock("b"), mine.lock("c"));
   const auto started = std::chrono::steady_clock::now();
   EXPECT_FALSE(all.try_lock(300ms));
   const auto took = std::chrono::steady_clock::now() - started;
@@ -159,7 +159,7 @@ TEST(multi_lock, a_waiting_set_wakes_on_the_members_release_message) {
   auto held = theirs.lock("q");
   const relock::owner other{42};
   held.async_lock(other, {.lease = 30s}, asio::use_future).get();
-  relock::MultiLock all(mine.lock("p"), mine.lock("q"));
+  relock::multi_lock all(mine.lock("p"), mine.lock("q"));
   auto got = all.async_try_lock(relock::owner{7}, {.wait = 20s}, asio::use_future);
   auto raw = raw_client::to(server);
   ASSERT_TRUE(wait_until([&] { return subscribed(raw, "redisson_lock__channel:{q}"); }, 5s));
@@ -179,7 +179,7 @@ TEST(multi_lock, a_member_server_killed_or_stopped_mid_acquire_leaves_nothing_he
     return cfg;
   };
   relock::client ca(quick(a)), cb(quick(b)), cc(quick(c));
-  relock::MultiLock all(ca.lock("k1"), cb.lock("k2"), cc.lock("k3"));
+  relock::multi_lock all(ca.lock("k1"), cb.lock("k2"), cc.lock("k3"));
   auto ra = raw_client::to(a), rc = raw_client::to(c);
 
   b.pause();
@@ -208,8 +208,8 @@ TEST(multi_lock, any_kinds_mix_and_std_lock_guards_work) {
   relock::client client(settings_for(server));
   auto raw = raw_client::to(server);
   auto rw = client.read_write_lock("rw");
-  relock::MultiLock all(client.fair_lock("fair"), rw.read_lock(), client.fenced_lock("fenced"),
-                        client.spin_lock("spin"), client.lock("plain"));
+  relock::multi_lock all(client.fair_lock("fair"), rw.read_lock(), client.fenced_lock("fenced"),
+                         client.spin_lock("spin"), client.lock("plain"));
   {
     std::unique_lock guard(all);
     EXPECT_EQ(raw.command({"HGET", "rw", "mode"}).str, "read");
@@ -235,7 +235,7 @@ TEST(multi_lock, an_explicit_lease_applies_to_every_member) {
   redis_server server;
   relock::client client(settings_for(server));
   auto raw = raw_client::to(server);
-  relock::MultiLock all(client.lock("l1"), client.lock("l2"));
+  relock::multi_lock all(client.lock("l1"), client.lock("l2"));
   EXPECT_TRUE(all.try_lock(1s, 2s));
   for (const char* k : {"l1", "l2"}) {
     const auto ttl = raw.command({"PTTL", k}).integer;
@@ -249,11 +249,11 @@ TEST(multi_lock, bad_sets_and_bad_unlocks_are_refused_clearly) {
   redis_server server;
   relock::client client(settings_for(server));
   auto raw = raw_client::to(server);
-  EXPECT_EQ(error_of([&] { relock::MultiLock none(std::vector<relock::Lock>{}); }),
+  EXPECT_EQ(error_of([&] { relock::multi_lock none(std::vector<relock::mutex>{}); }),
             relock::errc::invalid_argument);
-  EXPECT_EQ(error_of([&] { relock::MultiLock twice(client.lock("a"), client.fair_lock("a")); }),
+  EXPECT_EQ(error_of([&] { relock::multi_lock twice(client.lock("a"), client.fair_lock("a")); }),
             relock::errc::invalid_argument);
-  relock::MultiLock all(client.lock("a"), client.lock("b"));
+  relock::multi_lock all(client.lock("a"), client.lock("b"));
   EXPECT_EQ(error_of([&] { all.try_lock(-1ms); }), relock::errc::invalid_argument);
   auto failures = all.unlock_members();
   ASSERT_EQ(failures.size(), 2u);
@@ -280,13 +280,13 @@ TEST(multi_lock, one_key_of_one_server_by_two_clients_is_a_member_twice) {
   auto cfg = settings_for(server);
   cfg.url.replace(cfg.url.find("127.0.0.1"), 9, "localhost");
   relock::client again(cfg);
-  EXPECT_EQ(error_of([&] { relock::MultiLock twice(client.lock("a"), again.lock("a")); }),
+  EXPECT_EQ(error_of([&] { relock::multi_lock twice(client.lock("a"), again.lock("a")); }),
             relock::errc::invalid_argument);
   // The same key in another database is another key.
   auto other_db = settings_for(server);
   other_db.url += "/1";
   relock::client elsewhere(other_db);
-  relock::MultiLock two(client.lock("a"), elsewhere.lock("a"));
+  relock::multi_lock two(client.lock("a"), elsewhere.lock("a"));
   EXPECT_TRUE(two.try_lock(1s));
   two.unlock();
 }
@@ -299,7 +299,7 @@ TEST(multi_lock, every_process_sorts_the_members_alike_however_it_spells_the_ser
     if (localhost) cfg.url.replace(cfg.url.find("127.0.0.1"), 9, "localhost");
     return std::make_unique<relock::client>(cfg);
   };
-  auto order = [](const relock::MultiLock& set) {
+  auto order = [](const relock::multi_lock& set) {
     std::vector<std::string> servers;
     for (const auto& m : set.members()) {
       servers.push_back(relock::detail::lock_access::core(m).server_id());
@@ -310,7 +310,7 @@ TEST(multi_lock, every_process_sorts_the_members_alike_however_it_spells_the_ser
   // 127.0.0.1 as text.
   auto a1 = spelled(one, true), a2 = spelled(two, false);
   auto b1 = spelled(one, false), b2 = spelled(two, true);
-  relock::MultiLock a(a1->lock("x"), a2->lock("x"));
-  relock::MultiLock b(b1->lock("x"), b2->lock("x"));
+  relock::multi_lock a(a1->lock("x"), a2->lock("x"));
+  relock::multi_lock b(b1->lock("x"), b2->lock("x"));
   EXPECT_EQ(order(a), order(b));
 }

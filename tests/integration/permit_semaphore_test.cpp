@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// PermitExpirableSemaphore (Redisson's RPermitExpirableSemaphore) on a real server: permits are
+// permit_expirable_semaphore (Redisson's RPermitExpirableSemaphore) on a real server: permits are
 // 16 raw bytes in {name}:timeout scored by their expiry (Unix ms), shown as 32 hex chars. A holder
 // SIGKILLed gives its permit back when its lease ends, explicit or the watchdog's; the next script
 // call reclaims expired permits; update_lease extends one; a permit without a lease lives as long

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// RedLock on three real, independent servers: a quorum holds with one server stopped or
+// red_lock on three real, independent servers: a quorum holds with one server stopped or
 // killed, two away fail within the wait leaving no member behind, and the validity is honest.
 #include <gtest/gtest.h>
 
@@ -48,8 +48,8 @@ struct three_servers {
     std::lock_guard guard(heard_mutex);
     return unlock_errors_heard_by;
   }
-  relock::RedLock red_lock(const std::string& name) {
-    return relock::RedLock(
+  relock::red_lock red_lock(const std::string& name) {
+    return relock::red_lock(
         {clients[0]->lock(name), clients[1]->lock(name), clients[2]->lock(name)});
   }
   long long keys(const std::string& name) {
@@ -156,15 +156,15 @@ TEST(red_lock, sets_that_cannot_be_a_quorum_of_independent_servers_are_refused) 
   three_servers set;
   auto& c = set.clients;
   EXPECT_EQ(error_of([&] {
-              relock::RedLock two({c[0]->lock("r"), c[1]->lock("r")});
+              relock::red_lock two({c[0]->lock("r"), c[1]->lock("r")});
             }),
             relock::errc::invalid_argument);
   EXPECT_EQ(error_of([&] {
-              relock::RedLock shared({c[0]->lock("r"), c[1]->lock("r"), c[1]->lock("s")});
+              relock::red_lock shared({c[0]->lock("r"), c[1]->lock("r"), c[1]->lock("s")});
             }),
             relock::errc::invalid_argument);
   EXPECT_EQ(error_of([&] {
-              relock::RedLock drift({c[0]->lock("r"), c[1]->lock("r"), c[2]->lock("r")}, {1.5});
+              relock::red_lock drift({c[0]->lock("r"), c[1]->lock("r"), c[2]->lock("r")}, {1.5});
             }),
             relock::errc::invalid_argument);
 }
@@ -182,8 +182,8 @@ TEST(red_lock, two_clients_of_one_server_are_one_vote_however_its_address_is_spe
   EXPECT_NE(relock::detail::core_of(*c[0])->server_id(),
             relock::detail::core_of(*c[1])->server_id());
   try {
-    relock::RedLock twice({c[0]->lock("r"), c[1]->lock("r"), again.lock("r")});
-    ADD_FAILURE() << "a RedLock counting one server twice was accepted";
+    relock::red_lock twice({c[0]->lock("r"), c[1]->lock("r"), again.lock("r")});
+    ADD_FAILURE() << "a red_lock counting one server twice was accepted";
   } catch (const relock::error& e) {
     EXPECT_EQ(e.code(), relock::errc::invalid_argument);
     const std::string what = e.what();
@@ -199,11 +199,11 @@ TEST(red_lock, two_clients_of_one_server_are_one_vote_however_its_address_is_spe
   db1.url += "/1";
   relock::client other_db(db1);
   EXPECT_EQ(error_of([&] {
-              relock::RedLock dbs({c[0]->lock("r"), c[1]->lock("r"), other_db.lock("r")});
+              relock::red_lock dbs({c[0]->lock("r"), c[1]->lock("r"), other_db.lock("r")});
             }),
             relock::errc::invalid_argument);
   // Three servers of their own are three votes.
-  relock::RedLock three({c[0]->lock("r"), c[1]->lock("r"), c[2]->lock("r")});
+  relock::red_lock three({c[0]->lock("r"), c[1]->lock("r"), c[2]->lock("r")});
   EXPECT_TRUE(three.try_lock(1s));
   three.unlock();
 }
@@ -248,7 +248,7 @@ TEST(red_lock, the_clients_of_one_cluster_are_one_vote_whichever_seed_they_came_
   relock::client c(settings_for(alone));
   EXPECT_NE(relock::detail::core_of(a)->server_id(), relock::detail::core_of(c)->server_id());
   EXPECT_EQ(error_of([&] {
-              relock::RedLock shared({a.lock("r"), c.lock("r"), b.lock("r")});
+              relock::red_lock shared({a.lock("r"), c.lock("r"), b.lock("r")});
             }),
             relock::errc::invalid_argument);
 }
@@ -274,7 +274,7 @@ TEST(red_lock, an_acquire_that_fails_names_the_members_that_failed) {
 }
 
 // Issue 30: a server that does not answer when its client is to be made costs its vote, as one
-// lost later does. Making the client gives up after its connect timeout; the RedLock of the
+// lost later does. Making the client gives up after its connect timeout; the red_lock of the
 // other two, with that server named as never reached, holds on both within its wait.
 TEST(red_lock, a_server_stopped_before_its_client_is_made_costs_one_vote) {
   redis_server servers[3];
@@ -288,7 +288,7 @@ TEST(red_lock, a_server_stopped_before_its_client_is_made_costs_one_vote) {
 
   relock::client a(settings_for(servers[0]));
   relock::client c(settings_for(servers[2]));
-  relock::RedLock red({a.lock("r"), c.lock("r")}, {.unreached = {servers[1].url()}});
+  relock::red_lock red({a.lock("r"), c.lock("r")}, {.unreached = {servers[1].url()}});
   EXPECT_EQ(red.quorum(), 2u);  // of three servers, not of two members
   started = std::chrono::steady_clock::now();
   const auto got = red.acquire({.lease = 10s, .wait = 1500ms});
@@ -311,7 +311,7 @@ TEST(red_lock, too_few_servers_reached_fail_at_once_naming_those_never_reached) 
   servers[0].pause();
   servers[2].pause();
   relock::client b(settings_for(servers[1]));
-  relock::RedLock red({b.lock("r")}, {.unreached = {servers[0].url(), servers[2].url()}});
+  relock::red_lock red({b.lock("r")}, {.unreached = {servers[0].url(), servers[2].url()}});
   EXPECT_EQ(red.quorum(), 2u);
   const auto started = std::chrono::steady_clock::now();
   std::error_code ec;
@@ -331,7 +331,7 @@ TEST(red_lock, too_few_servers_reached_fail_at_once_naming_those_never_reached) 
   EXPECT_EQ(raw_client::to(servers[1]).command({"EXISTS", "r"}).integer, 0);
   // Two members and one never reached are three servers; one member and one, two: refused.
   EXPECT_EQ(
-      error_of([&] { relock::RedLock two({b.lock("r")}, {.unreached = {servers[0].url()}}); }),
+      error_of([&] { relock::red_lock two({b.lock("r")}, {.unreached = {servers[0].url()}}); }),
       relock::errc::invalid_argument);
   for (int i : {0, 2}) servers[i].resume();
 }

@@ -22,14 +22,14 @@ using steady = std::chrono::steady_clock;
 
 namespace {
 
-std::error_code unlock(relock::Lock& lock, relock::owner who) {
+std::error_code unlock(relock::mutex& lock, relock::owner who) {
   std::promise<std::error_code> done;
   lock.async_unlock(who, [&](std::error_code ec) { done.set_value(ec); });
   return done.get_future().get();
 }
 
 // One try, as the given owner: whether it was granted (an error counts as not).
-bool try_lock(relock::Lock& lock, relock::owner who) {
+bool try_lock(relock::mutex& lock, relock::owner who) {
   std::promise<bool> done;
   lock.async_try_lock(who, {},
                       [&](std::error_code ec, bool acquired) { done.set_value(!ec && acquired); });

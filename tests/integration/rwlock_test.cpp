@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock::ReadWriteLock through the public API, on a real Redis: the reentry matrix for one
+// relock::read_write_lock through the public API, on a real Redis: the reentry matrix for one
 // owner and for several, who wakes whom, the watchdog on read holds, the standard wrappers.
 // (tests/integration/rwlock_scripts_test.cpp checks the scripts' data in detail;
 // tests/interop/rwlock_scripts_interop_test.cpp checks them against the real Redisson.)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Semaphore (Redisson's RSemaphore) on a real server: a string of available permits and the new
+// semaphore (Redisson's RSemaphore) on a real server: a string of available permits and the new
 // count on redisson_sc:{name}. Holders in two processes never exceed the permits; a release of n
 // wakes n waiters' worth by message; a waiter for several permits is woken when they are free
 // (redisson/redisson#6664); a name holding nothing is not_initialized (#4401) unless the handle
@@ -81,7 +81,7 @@ struct timed_waiter {
   steady::time_point at{};
   std::thread thread;
 
-  void start(relock::Semaphore& sem, std::int64_t permits) {
+  void start(relock::semaphore& sem, std::int64_t permits) {
     thread = std::thread([this, &sem, permits] {
       const bool ok = sem.try_acquire(permits, 15s);
       at = steady::now();
@@ -174,7 +174,7 @@ TEST(semaphore, a_release_of_two_wakes_two_of_three_waiters_in_three_clients) {
   auto sem = releaser.semaphore("sem");
   ASSERT_TRUE(sem.try_set_permits(0));
   std::vector<std::unique_ptr<relock::client>> clients;
-  std::vector<relock::Semaphore> handles;
+  std::vector<relock::semaphore> handles;
   for (int i = 0; i < 3; ++i) {
     clients.push_back(std::make_unique<relock::client>(settings_for(server)));
     handles.push_back(clients.back()->semaphore("sem"));

@@ -45,8 +45,8 @@ struct servers {
   relock::owner me = relock::owner::unique();
   relock::owner other = relock::owner::unique();
 
-  relock::RedLock red_lock(const std::string& name) {
-    return relock::RedLock({one.lock(name), two.lock(name), three.lock(name)});
+  relock::red_lock red_lock(const std::string& name) {
+    return relock::red_lock({one.lock(name), two.lock(name), three.lock(name)});
   }
 };
 
@@ -101,14 +101,14 @@ std::vector<row> rows() {
     s.one.lock(n).async_unlock(s.other, asio::use_future).get();
   };
   std::vector<row> r;
-  r.push_back({"Lock::async_lock", false, false, true, lock_block, lock_unblock,
+  r.push_back({"mutex::async_lock", false, false, true, lock_block, lock_unblock,
                [](servers& s, const std::string& n, wait_t w) {
                  auto p = made();
                  auto f = p->get_future();
                  s.one.lock(n).async_lock(s.me, with_wait(w), fulfil(p, false));
                  return f;
                }});
-  r.push_back({"Lock::async_try_lock", true, true, true, lock_block, lock_unblock,
+  r.push_back({"mutex::async_try_lock", true, true, true, lock_block, lock_unblock,
                [](servers& s, const std::string& n, wait_t w) {
                  auto p = made();
                  auto f = p->get_future();
@@ -118,7 +118,7 @@ std::vector<row> rows() {
                                               });
                  return f;
                }});
-  r.push_back({"FencedLock::async_lock_and_get_token", false, false, true,
+  r.push_back({"fenced_lock::async_lock_and_get_token", false, false, true,
                [](servers& s, const std::string& n) {
                  s.one.fenced_lock(n).async_lock_and_get_token(s.other, {}, asio::use_future).get();
                },
@@ -134,7 +134,7 @@ std::vector<row> rows() {
                      });
                  return f;
                }});
-  r.push_back({"FencedLock::async_try_lock_and_get_token", true, true, true,
+  r.push_back({"fenced_lock::async_try_lock_and_get_token", true, true, true,
                [](servers& s, const std::string& n) {
                  s.one.fenced_lock(n).async_lock_and_get_token(s.other, {}, asio::use_future).get();
                },
@@ -150,25 +150,25 @@ std::vector<row> rows() {
                      });
                  return f;
                }});
-  r.push_back({"MultiLock::async_lock", false, false, true, lock_block, lock_unblock,
+  r.push_back({"multi_lock::async_lock", false, false, true, lock_block, lock_unblock,
                [](servers& s, const std::string& n, wait_t w) {
                  auto p = made();
                  auto f = p->get_future();
-                 relock::MultiLock(s.one.lock(n + ":free"), s.one.lock(n))
+                 relock::multi_lock(s.one.lock(n + ":free"), s.one.lock(n))
                      .async_lock(s.me, with_wait(w), fulfil(p, false));
                  return f;
                }});
-  r.push_back({"MultiLock::async_try_lock", true, true, true, lock_block, lock_unblock,
+  r.push_back({"multi_lock::async_try_lock", true, true, true, lock_block, lock_unblock,
                [](servers& s, const std::string& n, wait_t w) {
                  auto p = made();
                  auto f = p->get_future();
-                 relock::MultiLock(s.one.lock(n + ":free"), s.one.lock(n))
+                 relock::multi_lock(s.one.lock(n + ":free"), s.one.lock(n))
                      .async_try_lock(s.me, with_wait(w), [p](std::error_code ec, bool acquired) {
                        p->set_value({ec, !ec && acquired});
                      });
                  return f;
                }});
-  r.push_back({"RedLock::async_acquire", true, false, true,
+  r.push_back({"red_lock::async_acquire", true, false, true,
                [](servers& s, const std::string& n) {  // two of three: no quorum left
                  s.one.lock(n).async_lock(s.other, {}, asio::use_future).get();
                  s.two.lock(n).async_lock(s.other, {}, asio::use_future).get();
@@ -186,7 +186,7 @@ std::vector<row> rows() {
                                              });
                  return f;
                }});
-  r.push_back({"Semaphore::async_acquire", true, false, true,
+  r.push_back({"semaphore::async_acquire", true, false, true,
                [](servers& s, const std::string& n) { s.one.semaphore(n).try_set_permits(0); },
                [](servers& s, const std::string& n) { s.one.semaphore(n).release(1); },
                [](servers& s, const std::string& n, wait_t w) {
@@ -196,7 +196,7 @@ std::vector<row> rows() {
                  return f;
                }});
   r.push_back(
-      {"PermitExpirableSemaphore::async_acquire", true, false, true,
+      {"permit_expirable_semaphore::async_acquire", true, false, true,
        [](servers& s, const std::string& n) {
          s.one.permit_expirable_semaphore(n).try_set_permits(0);
        },
@@ -209,7 +209,7 @@ std::vector<row> rows() {
          s.one.permit_expirable_semaphore(n).async_acquire(std::move(o), fulfil(p, true));
          return f;
        }});
-  r.push_back({"CountDownLatch::async_await", true, false, true,
+  r.push_back({"count_down_latch::async_await", true, false, true,
                [](servers& s, const std::string& n) { s.one.count_down_latch(n).try_set_count(1); },
                [](servers& s, const std::string& n) { s.one.count_down_latch(n).count_down(); },
                [](servers& s, const std::string& n, wait_t w) {
@@ -218,7 +218,7 @@ std::vector<row> rows() {
                  s.one.count_down_latch(n).async_await(w, {}, fulfil(p, true));
                  return f;
                }});
-  r.push_back({"BlockingQueue::async_poll", true, true, true, [](servers&, const std::string&) {},
+  r.push_back({"blocking_queue::async_poll", true, true, true, [](servers&, const std::string&) {},
                [](servers& s, const std::string& n) { s.one.blocking_queue(n).offer("v"); },
                [](servers& s, const std::string& n, wait_t w) {
                  auto p = made();
@@ -226,7 +226,7 @@ std::vector<row> rows() {
                  s.one.blocking_queue(n).async_poll(w, {}, fulfil(p, true));
                  return f;
                }});
-  r.push_back({"BlockingQueue::async_take", false, false, false,
+  r.push_back({"blocking_queue::async_take", false, false, false,
                [](servers&, const std::string&) {},
                [](servers& s, const std::string& n) { s.one.blocking_queue(n).offer("v"); },
                [](servers& s, const std::string& n, wait_t) {

@@ -88,7 +88,7 @@ inline void mutual_exclusion(redisson_driver& java, relock::client& client,
         const std::string counter = counter_of(names[n]);
         auto lk = client.lock(names[n]);
         for (int i = 0; i < rounds; ++i) {
-          std::unique_lock<relock::Lock> guard(lk);
+          std::unique_lock<relock::mutex> guard(lk);
           auto acquired = now_ns();
           auto v = raw.command({"GET", counter});
           std::int64_t count = v.is_nil() ? 0 : std::stoll(v.str);

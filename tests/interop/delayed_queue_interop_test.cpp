@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock::DelayedQueue against the real Redisson's RDelayedQueue (the driver's doffer, dsize,
+// relock::delayed_queue against the real Redisson's RDelayedQueue (the driver's doffer, dsize,
 // ddestroy over getBlockingQueue with StringCodec), once per Redisson version: elements packed
 // by either side are moved by either side's transfer, each exactly once, in due order, never
 // early. relock packs elements as the Java version sharing the queue does
@@ -73,7 +73,7 @@ TEST_P(delayed_queue_interop, four_transfers_at_once_deliver_a_thousand_elements
   auto j = java();
   ASSERT_EQ(j.call_ok("t", "dsize many"), 0);  // Java's transfer runs
   std::vector<std::unique_ptr<relock::client>> clients;
-  std::vector<relock::DelayedQueue> transfers;
+  std::vector<relock::delayed_queue> transfers;
   for (int i = 0; i < 3; ++i) {
     clients.push_back(std::make_unique<relock::client>(matching_settings()));
     transfers.push_back(clients.back()->delayed_queue("many"));

@@ -34,7 +34,7 @@ namespace {
 using queue_t = std::vector<std::string>;
 
 // The unlock's outcome, as its completion reports it.
-std::error_code unlock_ec(relock::Lock& lock, relock::owner who) {
+std::error_code unlock_ec(relock::mutex& lock, relock::owner who) {
   std::promise<std::error_code> done;
   auto result = done.get_future();
   lock.async_unlock(who, [&done](std::error_code ec) { done.set_value(ec); });

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock's fenced lock (client::fenced_lock, relock::FencedLock) against the real Redisson's
+// relock's fenced lock (client::fenced_lock, relock::fenced_lock) against the real Redisson's
 // RFencedLock (getFencedLock), issue #17. RFencedLock exists from Redisson 4.0 (3.18.1 has no
 // getFencedLock: its driver answers "unsupported"), so these tests run once per built 4.x driver
 // only: fenced_jars() leaves the 3.x jars out, and fails the suite (never skips it) when no 4.x
@@ -54,7 +54,7 @@ struct token_outcome {
   steady::time_point at;
 };
 
-std::future<token_outcome> try_token_as(relock::FencedLock& lock, relock::owner who,
+std::future<token_outcome> try_token_as(relock::fenced_lock& lock, relock::owner who,
                                         std::chrono::milliseconds wait) {
   auto done = std::make_shared<std::promise<token_outcome>>();
   auto result = done->get_future();
@@ -120,7 +120,7 @@ TEST_P(fenced_interop, tokens_increase_by_one_per_acquisition_as_java_and_relock
     auto again = fenced.try_lock_and_get_token();
     ASSERT_TRUE(again);
     tokens.push_back(*again);
-    fenced.lock();  // a plain re-entry through the Lock surface counts too
+    fenced.lock();  // a plain re-entry through the mutex surface counts too
     tokens.push_back(fenced.token());
     EXPECT_EQ(hash_of("fe"), (fields{{me, "3"}}));
     EXPECT_EQ(fenced.fence(), outermost);

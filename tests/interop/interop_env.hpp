@@ -118,7 +118,7 @@ struct outcome {
 
 // A waiting try_lock by `who` on `lock` (or on one side of a read-write lock); the future is
 // ready when it ends.
-inline std::future<outcome> try_as(relock::Lock& lock, relock::owner who,
+inline std::future<outcome> try_as(relock::mutex& lock, relock::owner who,
                                    std::chrono::milliseconds wait) {
   auto done = std::make_shared<std::promise<outcome>>();
   auto result = done->get_future();
@@ -130,7 +130,7 @@ inline std::future<outcome> try_as(relock::Lock& lock, relock::owner who,
   return result;
 }
 
-inline void unlock_as(relock::Lock& lock, relock::owner who) {
+inline void unlock_as(relock::mutex& lock, relock::owner who) {
   lock.async_unlock(who, asio::use_future).get();
 }
 
@@ -142,7 +142,7 @@ inline bool ready(std::future<outcome>& f,
 // `lock.try_lock(wait)` on a thread of its own (so by an owner of its own), which lets the lock
 // go at once if it got it: whether it got it, and when.
 inline std::future<std::pair<bool, std::chrono::steady_clock::time_point>> try_on_thread(
-    relock::Lock& lock, std::chrono::milliseconds wait) {
+    relock::mutex& lock, std::chrono::milliseconds wait) {
   return std::async(std::launch::async, [&lock, wait] {
     bool got = lock.try_lock(wait);
     auto at = std::chrono::steady_clock::now();

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock::CountDownLatch (client::count_down_latch) against the real Redisson's RCountDownLatch
+// relock::count_down_latch (client::count_down_latch) against the real Redisson's RCountDownLatch
 // (getCountDownLatch, the driver's l* commands), once per Redisson version built by
 // tests/interop/redisson/prepare (issue #22). Both keep the count as a string integer under the
 // name; the count down that reaches 0 deletes it and publishes 0 on
@@ -58,7 +58,7 @@ class relock_awaiter {
  public:
   enum class kind { blocking, async };
 
-  relock_awaiter(relock::CountDownLatch& latch, kind k,
+  relock_awaiter(relock::count_down_latch& latch, kind k,
                  std::optional<std::chrono::milliseconds> wait)
       : description_(std::string(k == kind::blocking ? "blocking" : "async") +
                      (wait ? " await(" + std::to_string(wait->count()) + " ms)" : " await()")) {

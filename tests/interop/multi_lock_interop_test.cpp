@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock::MultiLock against the real Redisson's RedissonMultiLock (getMultiLock, the driver's
+// relock::multi_lock against the real Redisson's RedissonMultiLock (getMultiLock, the driver's
 // "multi:m1,m2,m3" lock token) and its plain RLocks, once per Redisson version built by
 // tests/interop/redisson/prepare. Neither multi-lock has data of its own: each member is an
 // ordinary reentrant hold, so the two exclude each other member by member, and each member's
@@ -44,8 +44,8 @@ class multi_lock_interop : public redisson_fixture {
  protected:
   const std::vector<std::string> names{"m1", "m2", "m3"};
 
-  relock::MultiLock relock_set(relock::client& client) {
-    return relock::MultiLock(client.lock("m1"), client.lock("m2"), client.lock("m3"));
+  relock::multi_lock relock_set(relock::client& client) {
+    return relock::multi_lock(client.lock("m1"), client.lock("m2"), client.lock("m3"));
   }
   // Each member's hash holds `field` once and nobody else.
   void expect_every_member_held_only_by(const std::string& field) {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock::PermitExpirableSemaphore (client::permit_expirable_semaphore) against the real
+// relock::permit_expirable_semaphore (client::permit_expirable_semaphore) against the real
 // Redisson's RPermitExpirableSemaphore (getPermitExpirableSemaphore, the driver's p* commands),
 // once per Redisson version built by tests/interop/redisson/prepare (issue #22). Both keep the
 // available count under the name and the permits taken in {name}:timeout, each a member of 16

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock::BlockingQueue against the real Redisson's RBlockingQueue (getBlockingQueue with
+// relock::blocking_queue against the real Redisson's RBlockingQueue (getBlockingQueue with
 // StringCodec, the driver's q* commands), once per Redisson version built by
 // tests/interop/redisson/prepare. Both sides keep the queue as a plain Redis list of the values'
 // bytes under its name: offer is RPUSH, take is BLPOP, so a value either side offers is taken
@@ -51,7 +51,7 @@ struct taken {
 // errc::cancelled) and waits for its thread, so a failed test never hangs on it.
 class waiting_take {
  public:
-  explicit waiting_take(relock::BlockingQueue& queue)
+  explicit waiting_take(relock::blocking_queue& queue)
       : result_(std::async(std::launch::async, [&queue, stop = stop_.get_token()] {
           auto value = queue.take(stop);
           return taken{std::move(value), steady::now()};

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock::ReadWriteLock through the public API against the real Redisson's RReadWriteLock, once
+// relock::read_write_lock through the public API against the real Redisson's RReadWriteLock, once
 // per Redisson version built by tests/interop/redisson/prepare: sharing and exclusion both ways,
 // downgrades, wake-ups on a write release, both watchdogs on read holds, and a Redisson reader
 // killed with SIGKILL. (rwlock_scripts_interop_test.cpp checks the scripts' data underneath.)
@@ -30,7 +30,7 @@ using steady = std::chrono::steady_clock;
 namespace {
 
 // try_lock without waiting, by `who`.
-bool try_now_as(relock::Lock& side, relock::owner who) {
+bool try_now_as(relock::mutex& side, relock::owner who) {
   return side.async_try_lock(who, relock::lock_options{}, asio::use_future).get();
 }
 

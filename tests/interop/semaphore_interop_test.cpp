@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock::Semaphore (client::semaphore) against the real Redisson's RSemaphore (getSemaphore, the
+// relock::semaphore (client::semaphore) against the real Redisson's RSemaphore (getSemaphore, the
 // driver's s* commands), once per Redisson version built by tests/interop/redisson/prepare
 // (issue #22). Both sides keep the available permits as a string integer under the name and
 // publish the new count on redisson_sc:{name} after a release or an add, so permits taken on

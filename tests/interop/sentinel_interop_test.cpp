@@ -60,7 +60,7 @@ TEST_P(sentinel_interop, mutual_exclusion_across_languages) {
       auto raw = master();
       auto lk = client.lock("shared");
       for (int i = 0; i < rounds; ++i) {
-        std::unique_lock<relock::Lock> guard(lk);
+        std::unique_lock<relock::mutex> guard(lk);
         auto v = raw.command({"GET", "counter"});
         std::int64_t n = v.is_nil() ? 0 : std::stoll(v.str);
         std::this_thread::sleep_for(50us);
@@ -153,7 +153,7 @@ TEST_P(sentinel_interop, a_redisson_waiter_and_a_relock_waiter_follow_a_failover
             << " ms after the release\n";
 }
 
-// Semaphore and latch waiters of both sides, through SENTINEL FAILOVER: each follows the master
+// semaphore and latch waiters of both sides, through SENTINEL FAILOVER: each follows the master
 // and resubscribes there, and relock's release of 2 permits and its last count down on the new
 // master wake them all; then a Java release there wakes a relock waiter. (Redisson 4.7.0's
 // semaphore waiter, like its lock waiter in the test above, takes 2-3 s after a failover to get

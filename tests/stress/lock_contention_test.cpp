@@ -26,7 +26,7 @@ TEST(lock_contention, eight_threads_times_a_thousand_increments_are_exact) {
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&] {
       for (int i = 0; i < rounds; ++i) {
-        std::unique_lock<relock::Lock> guard(lk);
+        std::unique_lock<relock::mutex> guard(lk);
         if (inside.fetch_add(1) != 0) ++overlaps;
         ++counter;
         inside.fetch_sub(1);
@@ -52,7 +52,7 @@ TEST(lock_contention, two_clients_share_a_counter_in_redis) {
         auto raw = relock::test::raw_client::to(server);
         auto lk = cl->lock("shared-counter-lock");
         for (int i = 0; i < rounds; ++i) {
-          std::unique_lock<relock::Lock> guard(lk);
+          std::unique_lock<relock::mutex> guard(lk);
           // read, then write: only the lock makes this safe
           auto v = raw.command({"GET", "shared-counter"});
           auto n = v.is_nil() ? 0 : std::stoll(v.str);

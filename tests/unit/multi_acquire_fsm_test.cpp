@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// MultiLock's decisions, driven with a fake clock: all-or-nothing, waiting only on the first
+// multi_lock's decisions, driven with a fake clock: all-or-nothing, waiting only on the first
 // member not held while holding nothing after it, and never finishing with a member held.
 #include <gtest/gtest.h>
 

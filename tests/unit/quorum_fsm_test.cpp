@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// RedLock's decisions, driven with a fake clock: budgets, the quorum, the validity, retries,
+// red_lock's decisions, driven with a fake clock: budgets, the quorum, the validity, retries,
 // and nothing held after a failure.
 #include <gtest/gtest.h>
 
@@ -179,8 +179,8 @@ TEST(quorum_fsm, fewer_members_than_a_quorum_fail_at_once_asking_no_one) {
   EXPECT_FALSE(finish_of(done)->acquired);
   EXPECT_EQ(finish_of(done)->ec, errc::connection);
   EXPECT_EQ(finish_of(done)->detail,
-            "2 of 3 members unreachable: a:1: not reached when the RedLock was made; c:3: not "
-            "reached when the RedLock was made");
+            "2 of 3 members unreachable: a:1: not reached when the red_lock was made; c:3: not "
+            "reached when the red_lock was made");
 }
 
 TEST(quorum_fsm, a_member_away_and_a_server_never_reached_are_too_many_together) {
@@ -196,6 +196,6 @@ TEST(quorum_fsm, a_member_away_and_a_server_never_reached_are_too_many_together)
   ASSERT_NE(finish_of(done), nullptr);
   EXPECT_EQ(finish_of(done)->ec, errc::timeout);
   EXPECT_EQ(finish_of(done)->detail,
-            "2 of 3 members unreachable: member 0: no reply; c:3: not reached when the RedLock "
+            "2 of 3 members unreachable: member 0: no reply; c:3: not reached when the red_lock "
             "was made");
 }

@@ -48,7 +48,7 @@ struct tls_options {
 struct global_options {
   std::string url;
   bool url_given = false;  // --url or $RELOCK_URL, as opposed to the built-in default
-  // Where the URL came from, for messages: "--redlock" for a RedLock member's; else --url's.
+  // Where the URL came from, for messages: "--redlock" for a red_lock member's; else --url's.
   std::string url_flag;
   // How long connecting may take: what is left of a deadline given on the command line (run -w,
   // queue take -w), or a subcommand's own bound; unset: the library's 10 s.

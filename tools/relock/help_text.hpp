@@ -131,14 +131,14 @@ Several locks:
                taken in one sorted order, so two runs naming them in any order never
                deadlock; the wait, --lease and the watchdog apply to each.
   --redlock U1,U2,U3 NAME
-               holds NAME on a majority of independent servers (RedLock; an odd number,
+               holds NAME on a majority of independent servers (red_lock; an odd number,
                at least 3, redis:// URLs, no replication between them). One server away
                costs one vote, not the lock, whether it stopped answering before relock
                started (a note names it) or later; fewer than a majority answering is
                exit 2. With -w each server has SEC/n of it to answer at start. Servers
                are told apart by their run id, and one named twice is refused; one that
                did not answer cannot be checked, and has no vote. Without --lease each
-               member is renewed by the watchdog. See the README, "RedLock", for what it
+               member is renewed by the watchdog. See the README, "red_lock", for what it
                does not guarantee.
   Neither takes --kind fenced (one token per lock: the command could not be given one).
 

@@ -43,7 +43,7 @@ int run_command(const global_options& given, const run_options& o) {
   if (o.lease_seconds) lease = to_duration(*o.lease_seconds, "--lease", true);
   // -w is the deadline of everything before COMMAND starts, connecting included: a server that
   // accepts but does not answer (stopped, swapping) costs what is left of it, not 10 s.
-  // A RedLock's servers connect at once, each within its share of the wait, as each then gets
+  // A red_lock's servers connect at once, each within its share of the wait, as each then gets
   // a share of it to grant the lock: one that does not answer costs that share and its vote.
   global_options g = given;
   if (wait && !o.nonblock) {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// What `relock run` holds: one lock (NAME), a multi-lock (--all), a RedLock (--redlock), or a
+// What `relock run` holds: one lock (NAME), a multi-lock (--all), a red_lock (--redlock), or a
 // permit of the permit-expirable semaphore NAME (--semaphore N). run_command drives any of them
 // the same way.
 #pragma once
@@ -61,7 +61,7 @@ class run_target {
 // read-write lock NAME).
 std::string kind_of(const run_options& o);
 // The kind's lock on `name`.
-relock::Lock lock_of(relock::client& client, const std::string& name, const run_options& o);
+relock::mutex lock_of(relock::client& client, const std::string& name, const run_options& o);
 
 // Connects (to --url, or to each --redlock URL: redlock_servers.hpp) and makes what `o` asks
 // for. A --semaphore is set up (created with its N permits, when absent) by the first acquire.

@@ -35,7 +35,7 @@ class single_lock final : public run_target {
 
   acquisition acquire(relock::owner me, relock::lock_options options, bool bounded) override {
     using asio::use_future;
-    if (auto* fenced = std::get_if<relock::FencedLock>(&lock_)) {
+    if (auto* fenced = std::get_if<relock::fenced_lock>(&lock_)) {
       if (!bounded) {
         return {true, fenced->async_lock_and_get_token(me, std::move(options), use_future).get()};
       }
@@ -82,13 +82,13 @@ class single_lock final : public run_target {
   }
 
  private:
-  using held = std::variant<relock::Lock, relock::FencedLock>;
+  using held = std::variant<relock::mutex, relock::fenced_lock>;
   static held make(relock::client& c, const run_options& o) {
     if (kind_of(o) == "fenced") return c.fenced_lock(o.name);
     return lock_of(c, o.name, o);
   }
-  relock::Lock& plain() {
-    return std::visit([](relock::Lock& l) -> relock::Lock& { return l; }, lock_);
+  relock::mutex& plain() {
+    return std::visit([](relock::mutex& l) -> relock::mutex& { return l; }, lock_);
   }
 
   const global_options& g_;
@@ -97,7 +97,7 @@ class single_lock final : public run_target {
   held lock_;
 };
 
-// --all and --redlock: a set of locks (relock::MultiLock, relock::RedLock).
+// --all and --redlock: a set of locks (relock::multi_lock, relock::red_lock).
 template <class Set>
 class lock_set final : public run_target {
  public:
@@ -121,7 +121,7 @@ class lock_set final : public run_target {
 
   std::optional<time_point> lease_end(relock::owner me, milliseconds lease) override {
     // The set's validity from its members' own: the earliest member's (multi-lock), or when
-    // fewer than a quorum would remain (RedLock).
+    // fewer than a quorum would remain (red_lock).
     return set_.valid_until(me).value_or(std::chrono::steady_clock::now() + lease);
   }
 
@@ -245,7 +245,7 @@ class semaphore_permit final : public run_target {
   connected at_;
   std::string name_;
   std::int64_t permits_;
-  relock::PermitExpirableSemaphore semaphore_;
+  relock::permit_expirable_semaphore semaphore_;
   std::optional<std::string> permit_;
 };
 
@@ -269,7 +269,7 @@ std::string kind_of(const run_options& o) {
   return o.shared ? "read" : o.exclusive ? "write" : o.kind;
 }
 
-relock::Lock lock_of(relock::client& client, const std::string& name, const run_options& o) {
+relock::mutex lock_of(relock::client& client, const std::string& name, const run_options& o) {
   const std::string kind = kind_of(o);
   if (kind == "lock") return client.lock(name);
   if (kind == "read") return client.read_write_lock(name).read_lock();
@@ -288,20 +288,20 @@ std::unique_ptr<run_target> make_target(const global_options& g, const run_optio
       // In place (clients do not move), from connect()'s result.
       clients.push_back(
           std::unique_ptr<relock::client>(new relock::client(connect(g, make_config(g)))));
-      std::vector<relock::Lock> members;
+      std::vector<relock::mutex> members;
       for (const auto& n : o.all_names) members.push_back(lock_of(*clients[0], n, o));
-      relock::MultiLock set(std::move(members));
-      return std::make_unique<lock_set<relock::MultiLock>>(
+      relock::multi_lock set(std::move(members));
+      return std::make_unique<lock_set<relock::multi_lock>>(
           joined(o.all_names, ","), shown_url(g.url), std::move(clients), std::move(set));
     }
     if (!o.redlock_urls.empty()) {
       refuse_fenced(o, "--redlock");
       auto servers = connect_redlock(g, o.redlock_urls, o.name);
-      std::vector<relock::Lock> members;
+      std::vector<relock::mutex> members;
       for (const auto& c : servers.clients) members.push_back(lock_of(*c, o.name, o));
       // Those that did not answer vote no: the quorum stays a majority of every server named.
-      relock::RedLock set(std::move(members), {.unreached = servers.unreached});
-      return std::make_unique<lock_set<relock::RedLock>>(
+      relock::red_lock set(std::move(members), {.unreached = servers.unreached});
+      return std::make_unique<lock_set<relock::red_lock>>(
           o.name, joined(servers.reached, ", "), std::move(servers.clients), std::move(set));
     }
     if (o.semaphore) return std::make_unique<semaphore_permit>(g, o);

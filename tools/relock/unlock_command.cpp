@@ -28,7 +28,7 @@ std::string refusal(relock::client& client, const std::string& name, const reloc
 // a plain waiter on the lock's channel and tells a fair queue's head on its own. A fair lock
 // looks like a plain one while nobody queues, and a waiter may queue between the inspect and the
 // release: it is told all the same.
-relock::Lock lock_for_unlock(relock::client& client, const std::string& name) {
+relock::mutex lock_for_unlock(relock::client& client, const std::string& name) {
   if (client.inspect(name).kind == relock::object_kind::read_write_lock) {
     return client.read_write_lock(name).write_lock();
   }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// What MultiLock and RedLock share: a set of relock::Lock members (any kinds, on one client or
+// What multi_lock and red_lock share: a set of relock::mutex members (any kinds, on one client or
 // several) held for one owner, with the TimedLockable surface, async forms and one release
 // path. They differ only in how they acquire (all members, or a quorum): docs/design.md,
 // "Composites". Not used directly: see multi_lock.hpp and red_lock.hpp.
@@ -21,7 +21,7 @@
 
 namespace relock {
 
-// One member's failure, as an unlock reports it. A RedLock's members share one name: `index`
+// One member's failure, as an unlock reports it. A red_lock's members share one name: `index`
 // and `server` say which member failed.
 struct member_failure {
   std::string member;  // the member lock's name
@@ -39,14 +39,14 @@ namespace detail {
 struct lock_set_result {
   bool acquired = false;
   std::string detail{};
-  std::chrono::milliseconds validity{0};  // RedLock: lease - elapsed - drift, when acquired
+  std::chrono::milliseconds validity{0};  // red_lock: lease - elapsed - drift, when acquired
   std::size_t held = 0;                   // members held, when acquired
 };
 
 class RELOCK_API lock_set : public timed_lockable<lock_set> {
  public:
   // The members in the order the set acquires them.
-  const std::vector<Lock>& members() const { return members_; }
+  const std::vector<mutex>& members() const { return members_; }
 
   // --- Blocking, for the calling thread (TimedLockable) ---
   void lock();
@@ -57,11 +57,11 @@ class RELOCK_API lock_set : public timed_lockable<lock_set> {
   bool try_lock(std::chrono::milliseconds wait, std::chrono::milliseconds lease);
   // try_lock_for and try_lock_until: timed_lockable.
   // Releases every member, all at once. Never throws: failures go to each member client's
-  // on_unlock_error callback and log, as Lock::unlock().
+  // on_unlock_error callback and log, as mutex::unlock().
   void unlock() noexcept;
   // The same, with the outcome for the caller: not_owner when no member was held, lock_lost
   // when fewer members were still held than make a hold (all of them for a multi-lock, a
-  // quorum for a RedLock), else the error of a member that could not be reached (its hold
+  // quorum for a red_lock), else the error of a member that could not be reached (its hold
   // stays until its lease ends). See unlock_members for every member's failure.
   void unlock(std::error_code& ec) noexcept;
   // Releases every member and returns the members that failed: not_owner (it was not held),
@@ -70,7 +70,7 @@ class RELOCK_API lock_set : public timed_lockable<lock_set> {
   std::vector<member_failure> unlock_members() noexcept;
 
   // Until when the owner's hold on the set is certainly valid, from its members' own
-  // validity (Lock::valid_until): for MultiLock the earliest member's, for RedLock the time
+  // validity (mutex::valid_until): for multi_lock the earliest member's, for red_lock the time
   // when fewer than a quorum would remain. nullopt when too few members record a hold.
   std::optional<std::chrono::steady_clock::time_point> valid_until() const;
   std::optional<std::chrono::steady_clock::time_point> valid_until(owner o) const;
@@ -128,10 +128,10 @@ class RELOCK_API lock_set : public timed_lockable<lock_set> {
   using acquire_done = completion<void(std::error_code, lock_set_result)>;
   using release_done = completion<void(std::error_code, std::vector<member_failure>)>;
 
-  // How a set acquires: every member in the canonical order (MultiLock), or a quorum of
-  // members on independent servers (RedLock).
+  // How a set acquires: every member in the canonical order (multi_lock), or a quorum of
+  // members on independent servers (red_lock).
   struct rule {
-    const char* what;  // names the set in messages: "multi-lock", "RedLock"
+    const char* what;  // names the set in messages: "multi-lock", "red_lock"
     bool quorum = false;
     double drift_factor = 0.01;  // quorum: the servers' clock drift allowance, x the lease
     // quorum: servers of the set that have no member (never reached), by a label; each counts
@@ -139,9 +139,9 @@ class RELOCK_API lock_set : public timed_lockable<lock_set> {
     std::vector<std::string> unreached{};
   };
   // Throws errc::invalid_argument for no members, or two members on the same key and server.
-  lock_set(std::vector<Lock> members, rule how);
+  lock_set(std::vector<mutex> members, rule how);
 
-  // Starts the set's acquire; `empty_wait_is_forever` as in Lock.
+  // Starts the set's acquire; `empty_wait_is_forever` as in mutex.
   void start_acquire(owner who, lock_options options, bool empty_wait_is_forever,
                      acquire_done done);
   void start_release(owner who, release_done done);
@@ -152,7 +152,7 @@ class RELOCK_API lock_set : public timed_lockable<lock_set> {
     return rule_.quorum ? (members_.size() + rule_.unreached.size()) / 2 + 1 : members_.size();
   }
 
-  std::vector<Lock> members_;
+  std::vector<mutex> members_;
   rule rule_;
 
  private:

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The standard's TimedLockable waits, for any relock type whose try_lock() tries once and
-// try_lock(std::chrono::milliseconds) waits (Lock, and the lock sets): one definition of how a
+// try_lock(std::chrono::milliseconds) waits (mutex, and the lock sets): one definition of how a
 // std::chrono duration or time point becomes relock's wait.
 #pragma once
 

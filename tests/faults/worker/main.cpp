@@ -5,7 +5,7 @@
 // from a thread without naming an owner do), write the register while they believe they hold
 // them, and release; every step goes to the process's history file (HISTORY.md). Runs until its
 // end time, then exits 0; the harness may kill, stop or starve it at any moment. With
-// redlock=URL,URL every hold is a RedLock over `url` and those servers instead, with a fixed
+// redlock=URL,URL every hold is a red_lock over `url` and those servers instead, with a fixed
 // lease, believed held for the validity its acquire returned.
 //
 //   relock_fault_worker url=redis://... register=127.0.0.1:PORT names=a,b,c process=w1
@@ -58,7 +58,7 @@ struct options {
   int writes_max = 2;                // writes per hold: 1 to this
   std::string stop_file;             // stop once this file exists
   bool reuse_owners = false;         // every hold of a thread has the thread's owner
-  std::vector<std::string> redlock;  // the other servers of a RedLock (empty: plain locks)
+  std::vector<std::string> redlock;  // the other servers of a red_lock (empty: plain locks)
 };
 
 std::vector<std::string> split(const std::string& s, char by) {
@@ -151,7 +151,7 @@ std::int64_t ns_of(std::chrono::steady_clock::time_point t) {
 
 class worker {
  public:
-  // `clients`: the lock server's, then each RedLock server's (redlock=).
+  // `clients`: the lock server's, then each red_lock server's (redlock=).
   worker(options o, std::vector<std::unique_ptr<relock::client>>& clients,
          relock::test::history& history)
       : o_(std::move(o)), clients_(clients), client_(*clients.front()), history_(history) {}
@@ -195,9 +195,9 @@ class worker {
     const bool fenced = uniform(rng, 1, 100) <= o_.fenced_percent;
     const relock::owner who =
         o_.reuse_owners ? relock::owner::current_thread() : relock::owner::unique();
-    relock::FencedLock lk = client_.fenced_lock(name);
-    relock::Lock plain = client_.lock(name);
-    relock::Lock& handle = fenced ? static_cast<relock::Lock&>(lk) : plain;
+    relock::fenced_lock lk = client_.fenced_lock(name);
+    relock::mutex plain = client_.lock(name);
+    relock::mutex& handle = fenced ? static_cast<relock::mutex&>(lk) : plain;
     // The history names each hold by its owner field; a reused owner's holds are told apart by
     // a count after it, which the checker treats as another owner (HISTORY.md).
     const std::string owner =
@@ -277,7 +277,7 @@ class worker {
     history_.append(thread, done);
   }
 
-  // A RedLock hold: plain locks of one name on every server, a fixed lease, no renewal. Its
+  // A red_lock hold: plain locks of one name on every server, a fixed lease, no renewal. Its
   // belief is what an application has: from the moment the acquire's answer arrives, for the
   // validity it reports (README: "how long the hold is good for, from now").
   void one_redlock_hold(int thread, std::mt19937_64& rng, relock::test::fenced_register& reg,
@@ -286,9 +286,9 @@ class worker {
         o_.names[static_cast<std::size_t>(uniform(rng, 0, static_cast<int>(o_.names.size()) - 1))];
     const relock::owner who =
         o_.reuse_owners ? relock::owner::current_thread() : relock::owner::unique();
-    std::vector<relock::Lock> members;
+    std::vector<relock::mutex> members;
     for (auto& c : clients_) members.push_back(c->lock(name));
-    relock::RedLock red(std::move(members));
+    relock::red_lock red(std::move(members));
     const std::string owner = red.members().front().owner_field(who) +
                               (o_.reuse_owners ? "/" + std::to_string(++holds_) : "");
     const auto left = std::max<std::int64_t>(0, (o_.until_ns - monotonic_ns()) / 1'000'000);
