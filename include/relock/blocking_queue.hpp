@@ -46,8 +46,6 @@ RELOCK_API asio::io_context& io_of(client_core& core);
 
 class RELOCK_API blocking_queue {
  public:
-  blocking_queue(std::shared_ptr<detail::client_core> core, std::string name);
-
   const std::string& name() const { return name_; }
   const std::string& key() const { return key_; }  // the name after the client's name_mapper
 
@@ -113,6 +111,9 @@ class RELOCK_API blocking_queue {
   }
 
  private:
+  friend class client;  // makes every handle
+  blocking_queue(std::shared_ptr<detail::client_core> core, std::string name);
+
   using poll_done = detail::completion<void(std::error_code, std::optional<std::string>)>;
   asio::io_context& io() const { return detail::io_of(*core_); }
   void start_offer(std::string value, detail::completion<void(std::error_code)> done);

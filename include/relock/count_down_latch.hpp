@@ -36,8 +36,6 @@ RELOCK_API asio::io_context& io_of(client_core& core);
 
 class RELOCK_API count_down_latch {
  public:
-  count_down_latch(std::shared_ptr<detail::client_core> core, std::string name);
-
   const std::string& name() const { return name_; }
   const std::string& key() const { return key_; }
 
@@ -79,6 +77,9 @@ class RELOCK_API count_down_latch {
   }
 
  private:
+  friend class client;  // makes every handle
+  count_down_latch(std::shared_ptr<detail::client_core> core, std::string name);
+
   using await_done = detail::completion<void(std::error_code, bool)>;
   asio::io_context& io() const { return detail::io_of(*core_); }
   void start_await(std::optional<std::chrono::milliseconds> wait, std::stop_token stop,

@@ -45,7 +45,6 @@ RELOCK_API asio::io_context& io_of(client_core& core);
 class RELOCK_API delayed_queue {
  public:
   // Starts this client's transfer for `destination` (if not running already).
-  delayed_queue(std::shared_ptr<detail::client_core> core, std::string destination);
 
   const std::string& destination() const { return destination_; }
 
@@ -73,6 +72,9 @@ class RELOCK_API delayed_queue {
   }
 
  private:
+  friend class client;  // makes every handle
+  delayed_queue(std::shared_ptr<detail::client_core> core, std::string destination);
+
   asio::io_context& io() const { return detail::io_of(*core_); }
   void start_offer(std::string value, std::chrono::milliseconds delay,
                    detail::completion<void(std::error_code)> done);

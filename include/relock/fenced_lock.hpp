@@ -32,8 +32,6 @@ namespace relock {
 
 class RELOCK_API fenced_lock : public mutex {
  public:
-  using mutex::mutex;
-
   // Waits for the lock and returns this acquisition's token.
   std::int64_t lock_and_get_token();
   std::int64_t lock_and_get_token(std::chrono::milliseconds lease);
@@ -92,6 +90,11 @@ class RELOCK_API fenced_lock : public mutex {
   }
 
  private:
+  friend class client;  // makes every handle
+  fenced_lock(std::shared_ptr<detail::client_core> core, std::string name,
+              const detail::lock_kind& kind)
+      : mutex(std::move(core), std::move(name), kind) {}
+
   static std::int64_t token_of(const detail::acquire_result& r);
   std::optional<std::int64_t> acquire_token(lock_options options, bool empty_wait_is_forever);
   std::int64_t waited_token(lock_options options);

@@ -38,8 +38,9 @@
 #include <relock/detail/acquire_result.hpp>
 #include <relock/detail/completion.hpp>
 #include <relock/detail/export.hpp>
-#include <relock/detail/timed_lockable.hpp>
+#include <relock/detail/lockable.hpp>
 #include <relock/errors.hpp>
+#include <relock/lock_options.hpp>
 #include <relock/owner.hpp>
 
 namespace relock {
@@ -51,41 +52,14 @@ struct lock_access;
 RELOCK_API asio::io_context& io_of(client_core& core);
 }  // namespace detail
 
-struct lock_options {
-  // How long the hold lives. Empty: the watchdog lease, renewed while held.
-  std::optional<std::chrono::milliseconds> lease{};
-  // How long to wait for the lock. Empty: async_lock waits for ever, async_try_lock does not
-  // wait at all.
-  std::optional<std::chrono::milliseconds> wait{};
-  // Ends the wait early with errc::cancelled (Java's lockInterruptibly).
-  std::stop_token stop{};
-  // Called on relock's I/O thread if this hold is lost, with errc::lock_lost (found gone) or
-  // errc::renewal_failed (no renewal reached Redis before the hold's validity deadline).
-  std::function<void(std::error_code)> on_lost{};
-  // While held, also listen on the lock's channel and check the hold on every message there: a
-  // hold taken away (force_unlock, by any client, Java's too) reaches on_lost within a round
-  // trip, not at the next renewal (up to a third of the lease later). Costs one subscription
-  // per held lock; the relock CLI's `run` uses it. Not for a spin lock, whose force unlock
-  // publishes nothing (relock's nor Redisson's), nor for Redisson's force unlock of a fair lock,
-  // which tells only the head waiter: those reach on_lost at the next renewal.
-  bool listen_for_loss = false;
-};
-
-class RELOCK_API mutex : public detail::timed_lockable<mutex> {
+class RELOCK_API mutex : public detail::lockable<mutex> {
  public:
-  mutex(std::shared_ptr<detail::client_core> core, std::string name, const detail::lock_kind& kind);
-
   const std::string& name() const { return name_; }
   const std::string& key() const { return key_; }  // the name after the client's name_mapper
 
   // --- Blocking, for the calling thread (TimedLockable) ---
-  void lock();
-  void lock(std::chrono::milliseconds lease);
-  void lock(std::stop_token stop, std::optional<std::chrono::milliseconds> lease = {});
-  bool try_lock();
-  bool try_lock(std::chrono::milliseconds wait);
-  bool try_lock(std::chrono::milliseconds wait, std::chrono::milliseconds lease);
-  // try_lock_for and try_lock_until: detail::timed_lockable.
+  // lock(), lock(lease), lock(stop, lease), try_lock(), try_lock(wait[, lease]),
+  // try_lock_for, try_lock_until: detail::lockable.
   // Never throws (it runs in std::unique_lock's destructor): a failure goes to the client's
   // on_unlock_error / on_lock_lost callbacks and the log.
   void unlock() noexcept;
@@ -178,8 +152,14 @@ class RELOCK_API mutex : public detail::timed_lockable<mutex> {
         token, o);
   }
 
- protected:
+ private:
+  friend class client;  // makes every handle
+  friend class fenced_lock;
+  friend class detail::lockable<mutex>;
   friend struct detail::lock_access;  // the lock sets (multi_lock, red_lock) drive their members
+
+  mutex(std::shared_ptr<detail::client_core> core, std::string name, const detail::lock_kind& kind);
+
   // Internally every outcome also carries a detail for humans (the server's text, the owner).
   using acquire_done = detail::completion<void(std::error_code, detail::acquire_result)>;
   using release_done = detail::completion<void(std::error_code, std::string)>;
@@ -196,8 +176,6 @@ class RELOCK_API mutex : public detail::timed_lockable<mutex> {
   std::string owner_id(owner o) const;  // "<client-id>:<owner-id>"
   std::string field(owner o) const;     // its hash field for this kind of hold
   detail::client_core& core() const { return *core_; }
-
- private:
   void unlock_reporting(std::error_code* out) noexcept;
 
   std::shared_ptr<detail::client_core> core_;

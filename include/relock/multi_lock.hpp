@@ -33,12 +33,12 @@
 #include <vector>
 
 #include <relock/detail/export.hpp>
-#include <relock/detail/lock_set.hpp>
 #include <relock/lock.hpp>
+#include <relock/lock_set.hpp>
 
 namespace relock {
 
-class RELOCK_API multi_lock : public detail::lock_set {
+class RELOCK_API multi_lock : public lock_set {
  public:
   explicit multi_lock(std::vector<mutex> members);
   template <class... More>

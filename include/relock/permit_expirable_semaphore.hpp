@@ -52,9 +52,6 @@ struct permit_options {
 
 class RELOCK_API permit_expirable_semaphore {
  public:
-  permit_expirable_semaphore(std::shared_ptr<detail::client_core> core, std::string name,
-                             semaphore_options options = {});
-
   const std::string& name() const { return name_; }
   const std::string& key() const { return key_; }
 
@@ -112,6 +109,10 @@ class RELOCK_API permit_expirable_semaphore {
   }
 
  private:
+  friend class client;  // makes every handle
+  permit_expirable_semaphore(std::shared_ptr<detail::client_core> core, std::string name,
+                             semaphore_options options = {});
+
   using acquire_done = detail::completion<void(std::error_code, std::optional<std::string>)>;
   asio::io_context& io() const { return detail::io_of(*core_); }
   void start_acquire(permit_options options, acquire_done done);

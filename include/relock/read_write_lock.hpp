@@ -27,8 +27,6 @@ namespace relock {
 
 class RELOCK_API read_write_lock {
  public:
-  read_write_lock(mutex read, mutex write) : read_(std::move(read)), write_(std::move(write)) {}
-
   const std::string& name() const { return read_.name(); }
   mutex& read_lock() { return read_; }
   mutex& write_lock() { return write_; }
@@ -60,6 +58,9 @@ class RELOCK_API read_write_lock {
   void unlock_shared() noexcept { read_.unlock(); }
 
  private:
+  friend class client;  // makes every handle
+  read_write_lock(mutex read, mutex write) : read_(std::move(read)), write_(std::move(write)) {}
+
   mutex read_;
   mutex write_;
 };

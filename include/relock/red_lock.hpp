@@ -26,8 +26,8 @@
 #include <vector>
 
 #include <relock/detail/export.hpp>
-#include <relock/detail/lock_set.hpp>
 #include <relock/lock.hpp>
+#include <relock/lock_set.hpp>
 
 namespace relock {
 
@@ -51,7 +51,7 @@ struct redlock_result {
   std::size_t members_held = 0;           // at least the quorum, when acquired
 };
 
-class RELOCK_API red_lock : public detail::lock_set {
+class RELOCK_API red_lock : public lock_set {
  public:
   // Throws errc::invalid_argument unless there are an odd number of members, at least 3, on
   // distinct servers, and the drift factor is in [0, 1). Servers are told apart by what they

@@ -53,9 +53,6 @@ struct semaphore_options {
 
 class RELOCK_API semaphore {
  public:
-  semaphore(std::shared_ptr<detail::client_core> core, std::string name,
-            semaphore_options options = {});
-
   const std::string& name() const { return name_; }
   const std::string& key() const { return key_; }  // the name after the client's name_mapper
 
@@ -109,6 +106,10 @@ class RELOCK_API semaphore {
   }
 
  private:
+  friend class client;  // makes every handle
+  semaphore(std::shared_ptr<detail::client_core> core, std::string name,
+            semaphore_options options = {});
+
   using acquire_done = detail::completion<void(std::error_code, bool)>;
   asio::io_context& io() const { return detail::io_of(*core_); }
   void start_acquire(std::int64_t permits, std::optional<std::chrono::milliseconds> wait,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <relock/blocking_queue.hpp>
-#include <relock/detail/timed_lockable.hpp>
+#include <relock/detail/durations.hpp>
 
 #include "client_core.hpp"
 #include "exec/script.hpp"

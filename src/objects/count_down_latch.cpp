@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <relock/count_down_latch.hpp>
 
-#include <relock/detail/timed_lockable.hpp>
+#include <relock/detail/durations.hpp>
 
 #include "client_core.hpp"
 #include "objects/acquire_op.hpp"

@@ -2,7 +2,7 @@
 #include <relock/delayed_queue.hpp>
 
 #include <relock/config.hpp>
-#include <relock/detail/timed_lockable.hpp>
+#include <relock/detail/durations.hpp>
 
 #include "client_core.hpp"
 #include "exec/script.hpp"

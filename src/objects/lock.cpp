@@ -83,36 +83,6 @@ detail::acquire_result mutex::acquire_blocking(owner who, lock_options options,
   return std::move(result);
 }
 
-void mutex::lock() { acquire_blocking(owner::current_thread(), {}, true); }
-
-void mutex::lock(std::chrono::milliseconds lease) {
-  lock_options o;
-  o.lease = detail::to_millis(lease, "lease");
-  acquire_blocking(owner::current_thread(), std::move(o), true);
-}
-
-void mutex::lock(std::stop_token stop, std::optional<std::chrono::milliseconds> lease) {
-  lock_options o;
-  if (lease) o.lease = detail::to_millis(*lease, "lease");
-  o.stop = std::move(stop);
-  acquire_blocking(owner::current_thread(), std::move(o), true);
-}
-
-bool mutex::try_lock() { return acquire_blocking(owner::current_thread(), {}, false).acquired; }
-
-bool mutex::try_lock(std::chrono::milliseconds wait) {
-  lock_options o;
-  o.wait = detail::to_millis(wait, "wait");
-  return acquire_blocking(owner::current_thread(), std::move(o), false).acquired;
-}
-
-bool mutex::try_lock(std::chrono::milliseconds wait, std::chrono::milliseconds lease) {
-  lock_options o;
-  o.wait = detail::to_millis(wait, "wait");
-  o.lease = detail::to_millis(lease, "lease");
-  return acquire_blocking(owner::current_thread(), std::move(o), false).acquired;
-}
-
 void mutex::unlock() noexcept { unlock_reporting(nullptr); }
 
 void mutex::unlock(std::error_code& ec) noexcept { unlock_reporting(&ec); }

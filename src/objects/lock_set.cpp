@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <relock/detail/lock_set.hpp>
+#include <relock/lock_set.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -11,6 +11,7 @@
 #include "client_core.hpp"
 #include "net/endpoint.hpp"
 #include "objects/lock_access.hpp"
+#include "objects/lock_set_state.hpp"
 #include "objects/member_address.hpp"
 #include "objects/member_run.hpp"
 #include "objects/multi_acquire_fsm.hpp"
@@ -103,37 +104,37 @@ class release_all : public std::enable_shared_from_this<release_all> {
   done_fn done_;
 };
 
-}  // namespace
-
-lock_set::lock_set(std::vector<mutex> members, rule how)
-    : members_(std::move(members)), rule_(how) {
-  const std::string what = rule_.what;
-  if (members_.empty()) throw error(errc::invalid_argument, what + ": no member locks");
-  if (!rule_.quorum) {
+// Orders the members (multi-lock) or checks they are on distinct servers (red_lock).
+void check_and_order(lock_set_state& state) {
+  auto& members = state.members;
+  const auto& rule = state.rule;
+  const std::string what = rule.what;
+  if (members.empty()) throw error(errc::invalid_argument, what + ": no member locks");
+  if (!rule.quorum) {
     // One key of one server and database, by the server's own id: two clients of one server
     // are two owners of the key, and the set would wait on itself. (A red_lock refuses any two
     // members on one server, below.)
     std::map<std::tuple<std::string, std::string, int>, std::size_t> seen;  // -> first member
-    for (std::size_t i = 0; i < members_.size(); ++i) {
-      const auto& m = members_[i];
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const auto& m = members[i];
       const auto [first, inserted] =
           seen.emplace(std::tuple{m.key(), server_id_of(m), db_of(m)}, i);
       if (inserted) continue;
-      const auto& a = members_[first->second];
+      const auto& a = members[first->second];
       throw error(errc::invalid_argument, what + ": " + member_label(a, first->second) + " and " +
                                               member_label(m, i) + " are one key of one server");
     }
     // The canonical order: by key, then server (its own id, not its address) and database.
     // Every process sorts the same members the same way whatever order they were given in and
     // however it spells the servers' addresses.
-    std::stable_sort(members_.begin(), members_.end(), [](const mutex& a, const mutex& b) {
+    std::stable_sort(members.begin(), members.end(), [](const mutex& a, const mutex& b) {
       return std::tuple{a.key(), server_id_of(a), db_of(a)} <
              std::tuple{b.key(), server_id_of(b), db_of(b)};
     });
     return;
   }
   // Those never reached count: they are servers of the set, each a vote never granted.
-  const auto voters = members_.size() + rule_.unreached.size();
+  const auto voters = members.size() + rule.unreached.size();
   if (voters < 3 || voters % 2 == 0) {
     throw error(errc::invalid_argument,
                 what + ": needs an odd number of members, at least 3, one per server (got " +
@@ -142,22 +143,43 @@ lock_set::lock_set(std::vector<mutex> members, rule how)
   // One server, one vote: told apart by the server itself, so that 127.0.0.1:P and
   // localhost:P are one server, and a quorum is never two votes of one.
   std::map<std::string, std::size_t> servers;  // server id -> first member on it
-  for (std::size_t i = 0; i < members_.size(); ++i) {
-    const auto [first, inserted] = servers.emplace(server_id_of(members_[i]), i);
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const auto [first, inserted] = servers.emplace(server_id_of(members[i]), i);
     if (inserted) continue;
-    const auto& a = members_[first->second];
-    const auto& b = members_[i];
+    const auto& a = members[first->second];
+    const auto& b = members[i];
     throw error(errc::invalid_argument, what + ": " + member_label(a, first->second) + " and " +
                                             member_label(b, i) + " are on the same server (" +
                                             first->first +
                                             "); each must be on an independent server");
   }
-  if (!(rule_.drift_factor >= 0 && rule_.drift_factor < 1)) {
+  if (!(rule.drift_factor >= 0 && rule.drift_factor < 1)) {
     throw error(errc::invalid_argument, what + ": the drift factor must be in [0, 1)");
   }
 }
 
-asio::io_context& lock_set::io() const { return io_of(lock_access::core(members_.front())); }
+}  // namespace
+
+}  // namespace relock::detail
+
+namespace relock {
+
+using namespace detail;
+
+lock_set::lock_set(std::vector<mutex> members, const lock_set_rule& how) {
+  auto state = std::make_shared<lock_set_state>(lock_set_state{std::move(members), how});
+  check_and_order(*state);
+  state_ = std::move(state);
+}
+
+const std::vector<mutex>& lock_set::members() const { return state_->members; }
+
+std::size_t lock_set::quorum() const {
+  const auto n = state_->members.size();
+  return state_->rule.quorum ? (n + state_->rule.unreached.size()) / 2 + 1 : n;
+}
+
+asio::io_context& lock_set::io() const { return io_of(lock_access::core(state_->members.front())); }
 
 void lock_set::start_acquire(owner who, lock_options options, bool empty_wait_is_forever,
                              acquire_done done) {
@@ -170,76 +192,47 @@ void lock_set::start_acquire(owner who, lock_options options, bool empty_wait_is
   if (options.wait) deadline = now + *options.wait;
   const bool try_once = !options.wait && !empty_wait_is_forever;
   // With fewer members than a quorum (servers never reached) nothing is ever held.
-  options.on_lost =
-      set_loss(std::move(options.on_lost), members_.size() - std::min(members_.size(), quorum()));
-  if (!rule_.quorum) {
+  options.on_lost = set_loss(std::move(options.on_lost),
+                             state_->members.size() - std::min(state_->members.size(), quorum()));
+  if (!state_->rule.quorum) {
     std::optional<std::chrono::milliseconds> cap;
     if (options.lease) cap = std::max(*options.lease / 2, std::chrono::milliseconds(1));
     auto run = std::make_shared<member_run<multi_acquire_fsm>>(
-        members_, who, std::move(options),
-        multi_acquire_fsm(members_.size(), deadline, try_once, cap), std::move(done));
+        state_->members, who, std::move(options),
+        multi_acquire_fsm(state_->members.size(), deadline, try_once, cap), std::move(done));
     return run->start();
   }
   quorum_fsm::settings s;
-  s.members = members_.size();
-  s.unreached = rule_.unreached;
+  s.members = state_->members.size();
+  s.unreached = state_->rule.unreached;
   s.deadline = deadline;
   s.try_once = try_once;
-  s.lease = options.lease.value_or(lock_access::core(members_.front()).settings().watchdog_lease);
-  s.drift_factor = rule_.drift_factor;
-  auto run = std::make_shared<member_run<quorum_fsm>>(members_, who, std::move(options),
+  s.lease =
+      options.lease.value_or(lock_access::core(state_->members.front()).settings().watchdog_lease);
+  s.drift_factor = state_->rule.drift_factor;
+  auto run = std::make_shared<member_run<quorum_fsm>>(state_->members, who, std::move(options),
                                                       quorum_fsm(s), std::move(done));
   run->start();
 }
 
 void lock_set::start_release(owner who, release_done done) {
-  std::make_shared<release_all>(members_, quorum(), std::move(done))->start(who);
+  std::make_shared<release_all>(state_->members, quorum(), std::move(done))->start(who);
 }
 
-lock_set_result lock_set::acquire_blocking(owner who, lock_options options,
-                                           bool empty_wait_is_forever) {
-  for (const auto& m : members_) refuse_io_thread(lock_access::core(m), rule_.what);
+detail::lock_set_result lock_set::acquire_blocking(owner who, lock_options options,
+                                                   bool empty_wait_is_forever) {
+  for (const auto& m : state_->members) refuse_io_thread(lock_access::core(m), state_->rule.what);
   auto [ec, result] = wait_for<std::error_code, lock_set_result>([&](auto done) {
     start_acquire(who, std::move(options), empty_wait_is_forever, std::move(done));
   });
-  if (ec) throw error(ec, std::string(rule_.what) + ": " + result.detail);
+  if (ec) throw error(ec, std::string(state_->rule.what) + ": " + result.detail);
   return std::move(result);
-}
-
-void lock_set::lock() { acquire_blocking(owner::current_thread(), {}, true); }
-
-void lock_set::lock(std::chrono::milliseconds lease) {
-  lock_options o;
-  o.lease = to_millis(lease, "lease");
-  acquire_blocking(owner::current_thread(), std::move(o), true);
-}
-
-void lock_set::lock(std::stop_token stop, std::optional<std::chrono::milliseconds> lease) {
-  lock_options o;
-  if (lease) o.lease = to_millis(*lease, "lease");
-  o.stop = std::move(stop);
-  acquire_blocking(owner::current_thread(), std::move(o), true);
-}
-
-bool lock_set::try_lock() { return acquire_blocking(owner::current_thread(), {}, false).acquired; }
-
-bool lock_set::try_lock(std::chrono::milliseconds wait) {
-  lock_options o;
-  o.wait = to_millis(wait, "wait");
-  return acquire_blocking(owner::current_thread(), std::move(o), false).acquired;
-}
-
-bool lock_set::try_lock(std::chrono::milliseconds wait, std::chrono::milliseconds lease) {
-  lock_options o;
-  o.wait = to_millis(wait, "wait");
-  o.lease = to_millis(lease, "lease");
-  return acquire_blocking(owner::current_thread(), std::move(o), false).acquired;
 }
 
 std::vector<member_failure> lock_set::unlock_members() noexcept {
   try {
-    for (std::size_t i = 0; i < members_.size(); ++i) {
-      const auto& m = members_[i];
+    for (std::size_t i = 0; i < state_->members.size(); ++i) {
+      const auto& m = state_->members[i];
       if (lock_access::core(m).on_io_thread()) {
         return {member_failure{m.name(), errc::would_deadlock,
                                "unlock() blocks, and was called on relock's I/O thread; use "
@@ -251,7 +244,7 @@ std::vector<member_failure> lock_set::unlock_members() noexcept {
         [&](auto done) { start_release(owner::current_thread(), std::move(done)); });
     return std::move(failures);
   } catch (const std::exception& e) {  // allocation failure: still never throw from here
-    return {member_failure{members_.front().name(), errc::connection, e.what(), 0, {}}};
+    return {member_failure{state_->members.front().name(), errc::connection, e.what(), 0, {}}};
   }
 }
 
@@ -261,15 +254,15 @@ void lock_set::unlock(std::error_code& ec) noexcept { unlock_reporting(&ec); }
 
 void lock_set::unlock_reporting(std::error_code* out) noexcept {
   const auto failures = unlock_members();
-  const auto outcome = set_unlock_outcome(failures, members_.size(), quorum());
+  const auto outcome = set_unlock_outcome(failures, state_->members.size(), quorum());
   if (out != nullptr) *out = outcome;
   if (out != nullptr || !outcome) return;
   // Each failure to the client of the member that failed (a red_lock's members share a name).
   for (const auto& f : failures) {
-    if (f.index >= members_.size()) continue;
-    const auto& m = members_[f.index];
+    if (f.index >= state_->members.size()) continue;
+    const auto& m = state_->members[f.index];
     const auto& core = lock_access::core(m);
-    core.log(log_level::error, std::string(rule_.what) + " unlock failed: member " +
+    core.log(log_level::error, std::string(state_->rule.what) + " unlock failed: member " +
                                    std::to_string(f.index) + " on " + f.server + ": " + f.detail);
     if (const auto& report = core.settings().on_unlock_error) report(m.key(), f.ec, f.detail);
   }
@@ -281,7 +274,7 @@ std::optional<std::chrono::steady_clock::time_point> lock_set::valid_until() con
 
 std::optional<std::chrono::steady_clock::time_point> lock_set::valid_until(owner o) const {
   std::vector<std::chrono::steady_clock::time_point> until;
-  for (const auto& m : members_) {
+  for (const auto& m : state_->members) {
     if (auto t = m.valid_until(o)) until.push_back(*t);
   }
   if (until.size() < quorum()) return std::nullopt;
@@ -290,4 +283,4 @@ std::optional<std::chrono::steady_clock::time_point> lock_set::valid_until(owner
   return until[quorum() - 1];
 }
 
-}  // namespace relock::detail
+}  // namespace relock

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include <relock/detail/lock_set.hpp>
 #include <relock/lock.hpp>
+#include <relock/lock_set.hpp>
 
 #include "objects/lock_access.hpp"
 #include "objects/member_address.hpp"

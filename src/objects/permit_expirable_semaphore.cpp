@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <relock/permit_expirable_semaphore.hpp>
 
-#include <relock/detail/timed_lockable.hpp>
+#include <relock/detail/durations.hpp>
 
 #include "client_core.hpp"
 #include "objects/acquire_op.hpp"

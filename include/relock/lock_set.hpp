@@ -2,11 +2,13 @@
 // What multi_lock and red_lock share: a set of relock::mutex members (any kinds, on one client or
 // several) held for one owner, with the TimedLockable surface, async forms and one release
 // path. They differ only in how they acquire (all members, or a quorum): docs/design.md,
-// "Composites". Not used directly: see multi_lock.hpp and red_lock.hpp.
+// "Composites". Made only as one of those two (see multi_lock.hpp and red_lock.hpp); the set's
+// members and rule live in the library, behind one pointer.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -16,8 +18,9 @@
 #include <asio/async_result.hpp>
 #include <relock/detail/completion.hpp>
 #include <relock/detail/export.hpp>
-#include <relock/detail/timed_lockable.hpp>
+#include <relock/detail/lockable.hpp>
 #include <relock/lock.hpp>
+#include <relock/lock_options.hpp>
 
 namespace relock {
 
@@ -43,19 +46,19 @@ struct lock_set_result {
   std::size_t held = 0;                   // members held, when acquired
 };
 
-class RELOCK_API lock_set : public timed_lockable<lock_set> {
+struct lock_set_rule;   // how a set acquires: all members, or a quorum (src/objects/lock_set.cpp)
+struct lock_set_state;  // the members and the rule
+
+}  // namespace detail
+
+class RELOCK_API lock_set : public detail::lockable<lock_set> {
  public:
   // The members in the order the set acquires them.
-  const std::vector<mutex>& members() const { return members_; }
+  const std::vector<mutex>& members() const;
 
   // --- Blocking, for the calling thread (TimedLockable) ---
-  void lock();
-  void lock(std::chrono::milliseconds lease);
-  void lock(std::stop_token stop, std::optional<std::chrono::milliseconds> lease = {});
-  bool try_lock();
-  bool try_lock(std::chrono::milliseconds wait);
-  bool try_lock(std::chrono::milliseconds wait, std::chrono::milliseconds lease);
-  // try_lock_for and try_lock_until: timed_lockable.
+  // lock(), lock(lease), lock(stop, lease), try_lock(), try_lock(wait[, lease]),
+  // try_lock_for, try_lock_until: detail::lockable.
   // Releases every member, all at once. Never throws: failures go to each member client's
   // on_unlock_error callback and log, as mutex::unlock().
   void unlock() noexcept;
@@ -88,7 +91,7 @@ class RELOCK_API lock_set : public timed_lockable<lock_set> {
           auto done = std::move(c.done);
           self.start_acquire(
               who, std::move(opts), true,
-              [done = std::move(done)](std::error_code ec, lock_set_result r) mutable {
+              [done = std::move(done)](std::error_code ec, detail::lock_set_result r) mutable {
                 if (!ec && !r.acquired) ec = errc::not_acquired;
                 done(ec);
               });
@@ -106,7 +109,7 @@ class RELOCK_API lock_set : public timed_lockable<lock_set> {
           auto done = std::move(c.done);
           self.start_acquire(
               who, std::move(opts), false,
-              [done = std::move(done)](std::error_code ec, lock_set_result r) mutable {
+              [done = std::move(done)](std::error_code ec, detail::lock_set_result r) mutable {
                 done(ec, r.acquired);
               });
         },
@@ -124,40 +127,28 @@ class RELOCK_API lock_set : public timed_lockable<lock_set> {
         token, o);
   }
 
- protected:
-  using acquire_done = completion<void(std::error_code, lock_set_result)>;
-  using release_done = completion<void(std::error_code, std::vector<member_failure>)>;
+ private:
+  friend class multi_lock;
+  friend class red_lock;
+  friend class detail::lockable<lock_set>;
+  using acquire_done = detail::completion<void(std::error_code, detail::lock_set_result)>;
+  using release_done = detail::completion<void(std::error_code, std::vector<member_failure>)>;
 
-  // How a set acquires: every member in the canonical order (multi_lock), or a quorum of
-  // members on independent servers (red_lock).
-  struct rule {
-    const char* what;  // names the set in messages: "multi-lock", "red_lock"
-    bool quorum = false;
-    double drift_factor = 0.01;  // quorum: the servers' clock drift allowance, x the lease
-    // quorum: servers of the set that have no member (never reached), by a label; each counts
-    // among the servers as a vote never granted.
-    std::vector<std::string> unreached{};
-  };
   // Throws errc::invalid_argument for no members, or two members on the same key and server.
-  lock_set(std::vector<mutex> members, rule how);
+  lock_set(std::vector<mutex> members, const detail::lock_set_rule& how);
 
   // Starts the set's acquire; `empty_wait_is_forever` as in mutex.
   void start_acquire(owner who, lock_options options, bool empty_wait_is_forever,
                      acquire_done done);
   void start_release(owner who, release_done done);
   // Throws relock::error on failure.
-  lock_set_result acquire_blocking(owner who, lock_options options, bool empty_wait_is_forever);
+  detail::lock_set_result acquire_blocking(owner who, lock_options options,
+                                           bool empty_wait_is_forever);
   asio::io_context& io() const;
-  std::size_t quorum() const {
-    return rule_.quorum ? (members_.size() + rule_.unreached.size()) / 2 + 1 : members_.size();
-  }
-
-  std::vector<mutex> members_;
-  rule rule_;
-
- private:
+  std::size_t quorum() const;  // every member, or n/2 + 1 of the servers
   void unlock_reporting(std::error_code* out) noexcept;
+
+  std::shared_ptr<const detail::lock_set_state> state_;
 };
 
-}  // namespace detail
 }  // namespace relock

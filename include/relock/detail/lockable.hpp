@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// The blocking surface every lock shares (relock::mutex and the lock sets), written once: the
+// standard's Lockable and TimedLockable calls for the calling thread, and relock's lease and
+// stop-token forms. `Self` provides one private call that does the work,
+//   acquire_blocking(owner, lock_options, bool empty_wait_is_forever) -> {.acquired, ...},
+// and befriends this class.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <stop_token>
+#include <utility>
+
+#include <relock/detail/durations.hpp>
+#include <relock/lock_options.hpp>
+#include <relock/owner.hpp>
+
+namespace relock::detail {
+
+template <class Self>
+class lockable {
+ public:
+  // Waits for ever; the watchdog lease (or `lease`).
+  void lock() { acquire({}, {}, {}, true); }
+  void lock(std::chrono::milliseconds lease) { acquire({}, lease, {}, true); }
+  // Ends with errc::cancelled when `stop` is requested first.
+  void lock(std::stop_token stop, std::optional<std::chrono::milliseconds> lease = {}) {
+    acquire({}, lease, std::move(stop), true);
+  }
+  // One attempt; or waits at most `wait`.
+  bool try_lock() { return acquire({}, {}, {}, false); }
+  bool try_lock(std::chrono::milliseconds wait) { return acquire(wait, {}, {}, false); }
+  bool try_lock(std::chrono::milliseconds wait, std::chrono::milliseconds lease) {
+    return acquire(wait, lease, {}, false);
+  }
+  template <class Rep, class Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
+    // As std::timed_mutex: a wait that is zero or less tries once.
+    if (wait <= wait.zero()) return try_lock();
+    return try_lock(to_millis(wait, "wait"));
+  }
+  template <class Clock, class Duration>
+  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& until) {
+    return try_lock_for(until - Clock::now());
+  }
+
+ private:
+  bool acquire(std::optional<std::chrono::milliseconds> wait,
+               std::optional<std::chrono::milliseconds> lease, std::stop_token stop,
+               bool empty_wait_is_forever) {
+    lock_options o;
+    if (wait) o.wait = to_millis(*wait, "wait");
+    if (lease) o.lease = to_millis(*lease, "lease");
+    o.stop = std::move(stop);
+    return static_cast<Self&>(*this)
+        .acquire_blocking(owner::current_thread(), std::move(o), empty_wait_is_forever)
+        .acquired;
+  }
+};
+
+}  // namespace relock::detail
