@@ -9,7 +9,8 @@
 #   2. find_package(relock): tests/consumer and examples/ build (-Wall -Wextra -Werror);
 #   3. pkg-config --cflags --libs relock: the same sources build;
 #   4. every program built runs without LD_LIBRARY_PATH and loads librelock.so from the prefix;
-#      consumer (no server needed) runs; quickstart runs against a private redis-server;
+#      consumer (no server needed) runs; every example, both builds of it, runs against a
+#      private redis-server and exits 0 (each checks what it shows, so a run is a test);
 #   5. the README's example (the first ```cpp block under "## Use") is examples/quickstart.cpp,
 #      word for word, so the README's code is what steps 2-4 built and ran;
 #   6. find_package(relock) where the Asio headers cannot be found fails, saying what to install.
@@ -104,7 +105,13 @@ for project in "$consumer" "$examples"; do
   quiet cmake --build "$dir"
 done
 cmake_consumer=$work/cmake-consumer/consumer
-cmake_quickstart=$work/cmake-examples/quickstart
+# Every examples/*.cpp is an example, and examples/CMakeLists.txt must build each one.
+example_names=()
+for src in "$examples"/*.cpp; do
+  name=$(basename "$src" .cpp)
+  [[ -x "$work/cmake-examples/$name" ]] || fail "examples/CMakeLists.txt does not build $name"
+  example_names+=("$name")
+done
 
 # ---- 3. pkg-config ----
 step "pkg-config --cflags --libs relock: the same sources"
@@ -120,7 +127,11 @@ done
 
 # ---- 4. run, without LD_LIBRARY_PATH ----
 step "the programs run without LD_LIBRARY_PATH"
-for program in "$cmake_consumer" "$work/pc-consumer" "$cmake_quickstart" "$work/pc-quickstart"; do
+examples_built=()
+for name in "${example_names[@]}"; do
+  examples_built+=("$work/cmake-examples/$name" "$work/pc-$name")
+done
+for program in "$cmake_consumer" "$work/pc-consumer" "${examples_built[@]}"; do
   loads_from_prefix "$program"
 done
 run "$cmake_consumer"
@@ -155,8 +166,14 @@ if [[ -z "$port" ]]; then
   fail "could not start redis-server on a free loopback port (5 tries)"
 fi
 echo "redis-server on 127.0.0.1:$port"
-RELOCK_URL=redis://127.0.0.1:$port run "$cmake_quickstart"
-RELOCK_URL=redis://127.0.0.1:$port run "$work/pc-quickstart"
+# Each example takes the URL as its argument (quickstart, the README's, reads $RELOCK_URL). The
+# CMake and pkg-config builds run one after the other on the same server, so the second run
+# also shows that an example runs again on what the first one left.
+url=redis://127.0.0.1:$port
+for program in "${examples_built[@]}"; do
+  echo "-- ${program#"$work/"}"
+  RELOCK_URL=$url run "$program" "$url" || fail "${program#"$work/"} $url exited with $?"
+done
 
 # ---- 5. the README's example ----
 step "README's example is examples/quickstart.cpp"
