@@ -30,6 +30,7 @@
 #include <sstream>
 #include <string>
 
+#include "process/reap.hpp"
 #include "support/cluster_state.hpp"
 #include "support/log_file.hpp"
 #include "support/redis_cluster.hpp"
@@ -100,7 +101,7 @@ int keeper::run(int ready_fd) {
     ready_fd = -1;
   };
   // SIGTERM (stop) and friends are read from a signalfd between requests. Blocked here, before
-  // the servers are spawned; server_process unblocks them in its children.
+  // the servers are spawned; process::spawn unblocks them in its children.
   sigset_t signals;
   ::sigemptyset(&signals);
   for (int s : {SIGTERM, SIGINT, SIGHUP}) ::sigaddset(&signals, s);
@@ -327,14 +328,12 @@ int stop(const fs::path& state_file) {
   auto state = read_cluster_state(state_file);
   const pid_t keeper_pid = state.keeper_pid;
   auto keeper_gone = [&] { return !keeper_running(state); };
-  if (!keeper_gone()) {
-    ::kill(keeper_pid, SIGTERM);
-    if (!wait_until(keeper_gone, stop_timeout, 10ms)) {
-      std::cerr << "keeper " << keeper_pid << " ignored SIGTERM for " << stop_timeout.count()
-                << " s; SIGKILL (its servers die with it)\n";
-      ::kill(keeper_pid, SIGKILL);
-      wait_until(keeper_gone, stop_timeout, 10ms);
-    }
+  // Not our child (it left ctest's session): gone is what keeper_running says, which checks the
+  // PID's start time too, so a reused PID is never signalled.
+  if (relock::process::stop(keeper_pid, stop_timeout, keeper_gone) !=
+      relock::process::stop_result::terminated) {
+    std::cerr << "keeper " << keeper_pid << " ignored SIGTERM for " << stop_timeout.count()
+              << " s; SIGKILL (its servers die with it)\n";
   }
   // The servers were the keeper's children and die with it; check, never signal: their PIDs
   // may belong to someone else by now.

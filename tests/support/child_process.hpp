@@ -11,7 +11,10 @@
 #include <gtest/gtest.h>
 
 #include <exception>
+#include <optional>
 #include <vector>
+
+#include "process/reap.hpp"
 
 namespace relock::test {
 
@@ -33,10 +36,10 @@ pid_t fork_child(Body body) {
 // Reaps each child and fails the test for one that did not exit with status 0.
 inline void expect_children_succeed(const std::vector<pid_t>& children) {
   for (pid_t pid : children) {
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        << "child " << pid << " ended with status " << status;
+    const std::optional<int> status = process::reap(pid);
+    ASSERT_TRUE(status) << "pid " << pid << " is no child of this process";
+    EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+        << "child " << pid << " " << process::describe(*status);
   }
 }
 

@@ -2,6 +2,7 @@
 #include "support/cluster_nodes.hpp"
 
 #include "support/free_port.hpp"
+#include "support/log_file.hpp"
 #include "support/raw_client.hpp"
 #include "support/redis_config.hpp"
 
@@ -12,6 +13,8 @@
 #include <set>
 #include <stdexcept>
 #include <thread>
+
+#include "process/cluster_create.hpp"
 
 namespace relock::test {
 namespace {
@@ -202,22 +205,15 @@ cluster_nodes::launch_result cluster_nodes::launch(std::size_t i) {
 }
 
 void cluster_nodes::create_cluster() {
-  std::vector<std::string> argv{cli_program_.string(), "--cluster", "create"};
-  for (const auto& n : nodes_) argv.push_back(n.address());
-  argv.insert(argv.end(), {"--cluster-replicas", std::to_string(options_.replicas_per_master),
-                           "--cluster-yes"});
-  const auto log = dir_.path() / "create.log";
-  server_process cli;
-  cli.spawn(argv, log);
-  // Nothing to probe: wait for redis-cli to exit.
-  auto done = cli.wait_ready([] { return false; }, create_timeout, 10ms);
-  if (done == server_process::readiness::exited && cli.exited_successfully()) return;
-  std::string what = done == server_process::readiness::exited
-                         ? cli.describe_exit()
-                         : "did not finish within " + std::to_string(create_timeout.count()) + " s";
-  cli.kill();
-  throw std::runtime_error("redis-cli --cluster create " + what + "; last lines of " +
-                           log.string() + ":\n" + cli.output_tail());
+  process::cluster_create request{.redis_cli = cli_program_,
+                                  .replicas_per_master = options_.replicas_per_master,
+                                  .log = dir_.path() / "create.log",
+                                  .timeout = create_timeout};
+  for (const auto& n : nodes_) request.nodes.push_back(n.address());
+  const auto created = process::create_cluster(request);
+  if (created.ok) return;
+  throw std::runtime_error("redis-cli --cluster create " + created.problem + "; last lines of " +
+                           request.log.string() + ":\n" + last_lines(request.log, 40));
 }
 
 }  // namespace relock::test

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// One server process owned by a test: started with fork+exec, stopped by its PID, never by
-// name. Knows nothing about Redis, so redis-server, redis-sentinel and cluster nodes share it.
+// One server process owned by a test: a relock::process::child (src/process: fork+exec, stopped
+// by its PID, never by name) with its output file, and the judgement of a server's start.
+// Knows nothing about Redis but its "Address already in use", so redis-server, redis-sentinel
+// and cluster nodes share it.
 #pragma once
 
 #include <sys/types.h>
@@ -13,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "process/child.hpp"
+
 namespace relock::test {
 
 // Thread-safety: none; one test thread drives a process at a time.
@@ -22,10 +26,10 @@ namespace relock::test {
 // the flip side is that a server spawned from a short-lived std::thread dies with that thread.
 class server_process {
  public:
-  enum class readiness { ready, exited, timed_out };
+  using readiness = process::child::readiness;  // ready, exited, timed_out
 
   server_process() = default;
-  ~server_process();
+  ~server_process();  // process::child's: SIGKILL and reap
   server_process(server_process&& other) noexcept;
   server_process& operator=(server_process&&) = delete;
   server_process(const server_process&) = delete;
@@ -40,7 +44,9 @@ class server_process {
   // Polls `answers` every `poll` until it returns true (ready), the child exits (exited), or
   // `timeout` passes (timed_out; the child is left running for the caller to inspect).
   readiness wait_ready(const std::function<bool()>& answers, std::chrono::milliseconds timeout,
-                       std::chrono::milliseconds poll = std::chrono::milliseconds(10));
+                       std::chrono::milliseconds poll = std::chrono::milliseconds(10)) {
+    return child_.wait_ready(answers, timeout, poll);
+  }
 
   // A server's start, judged: ready once `answers`; port_in_use when it exited saying
   // "Address already in use" (the caller picks another port); otherwise it is killed and
@@ -50,24 +56,24 @@ class server_process {
                      const std::string& who);
 
   // True while the child lives (stopped by pause() counts as living). Reaps it if it exited.
-  bool running();
+  bool running() { return child_.running(); }
   // SIGTERM, then SIGKILL if it has not exited after `grace`; resumes a paused child first so
   // it can act on SIGTERM. Returns at once when nothing runs.
-  void stop(std::chrono::milliseconds grace = std::chrono::seconds(5));
+  void stop(std::chrono::milliseconds grace = std::chrono::seconds(5)) { child_.stop(grace); }
   // SIGKILL and reap. Returns at once when nothing runs.
-  void kill();
+  void kill() { child_.kill(); }
   // SIGSTOP / SIGCONT; each returns once the kernel reports the child stopped / continued.
-  void pause();
-  void resume();
-  bool paused() const { return paused_; }
+  void pause() { child_.pause(); }
+  void resume() { child_.resume(); }
+  bool paused() const { return child_.paused(); }
 
   // The last child's PID, kept after it exited (tests check that it is gone); -1 before spawn.
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return child_.pid(); }
   // "exited with status 1", "killed by signal 9", or "running".
-  std::string describe_exit() const;
+  std::string describe_exit() const { return child_.describe_exit(); }
   // True once the child was reaped after exiting with status 0 (a tool such as redis-cli that
   // ran to completion), false while it runs or after any other end.
-  bool exited_successfully() const;
+  bool exited_successfully() const { return child_.exited_successfully(); }
   const std::filesystem::path& output() const { return output_; }
   // The last `lines` lines of the output file.
   std::string output_tail(std::size_t lines = 40) const;
@@ -75,18 +81,13 @@ class server_process {
   std::string output_since_spawn() const;
 
  private:
-  void reaped(int status);
-
-  pid_t pid_ = -1;
-  bool alive_ = false;
-  bool paused_ = false;
-  int wait_status_ = 0;
+  process::child child_;
   std::filesystem::path output_;
   std::uintmax_t output_offset_ = 0;
 };
 
-// The absolute path of `program` found on $PATH, else `fallback` if it is executable; throws
-// std::runtime_error naming the program when neither exists.
+// The absolute path of `program` found on $PATH (process::find_on_path), else `fallback` if it
+// is executable; throws std::runtime_error naming the program when neither exists.
 std::filesystem::path find_program(const std::string& program,
                                    const std::filesystem::path& fallback);
 
