@@ -2,18 +2,19 @@
 #include "child_supervisor.hpp"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
-#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 
 #include "cli.hpp"
+#include "process/reap.hpp"
+#include "process/spawn.hpp"
 
 namespace relock_cli {
 namespace {
@@ -25,65 +26,20 @@ sigset_t forwarded_signals() {
   return set;
 }
 
-std::set<int> open_fds() {
-  std::set<int> fds;
+std::vector<int> open_fds() {
+  std::vector<int> fds;
   DIR* dir = opendir("/proc/self/fd");
   if (dir == nullptr) return fds;
   while (dirent* e = readdir(dir)) {
-    if (e->d_name[0] != '.') fds.insert(std::atoi(e->d_name));
+    if (e->d_name[0] != '.' && std::atoi(e->d_name) != dirfd(dir)) {
+      fds.push_back(std::atoi(e->d_name));
+    }
   }
-  fds.erase(dirfd(dir));
   closedir(dir);
   return fds;
 }
 
 }  // namespace
-
-pid_t child_supervisor::spawn(char* const* argv, char* const* envp) {
-  // The child tells us through this pipe why exec failed; on success exec closes it (CLOEXEC)
-  // and we read nothing.
-  int report[2];
-  if (pipe2(report, O_CLOEXEC) != 0) {
-    throw failure(exit_cannot_run,
-                  std::string("cannot run '") + argv[0] + "': pipe: " + std::strerror(errno));
-  }
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    // Between fork and exec only async-signal-safe calls: relock's other threads are gone here,
-    // perhaps in the middle of a malloc. If relock dies, even by SIGKILL, the command dies too:
-    // the hold is no longer renewed, so it must not go on without the lock. SIGKILL because a
-    // command may catch or ignore SIGTERM and run on unprotected once the lease has run out.
-    // (The signal comes when the thread that forked ends: relock's main thread, which waits
-    // for the command.)
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(exit_lock_lost);  // relock died before prctl took effect
-    sigprocmask(SIG_SETMASK, &started_mask_, nullptr);
-    execvpe(argv[0], argv, envp);
-    const int error = errno;
-    (void)!write(report[1], &error, sizeof error);
-    _exit(exit_cannot_run);
-  }
-  const int fork_error = errno;
-  close(report[1]);
-  if (pid < 0) {
-    close(report[0]);
-    throw failure(exit_cannot_run,
-                  std::string("cannot run '") + argv[0] + "': fork: " + std::strerror(fork_error));
-  }
-  int exec_error = 0;
-  ssize_t got = 0;
-  while ((got = read(report[0], &exec_error, sizeof exec_error)) < 0 && errno == EINTR) {
-  }
-  close(report[0]);
-  if (got == static_cast<ssize_t>(sizeof exec_error)) {
-    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
-    throw failure(exec_error == ENOENT ? exit_not_found : exit_cannot_run,
-                  std::string("cannot run '") + argv[0] + "': " + std::strerror(exec_error));
-  }
-  return pid;
-}
 
 child_supervisor::child_supervisor(std::stop_source cancel_wait)
     : cancel_wait_(std::move(cancel_wait)), inherited_fds_(open_fds()) {
@@ -119,23 +75,28 @@ void child_supervisor::waiting() {
 bool child_supervisor::start(const std::vector<std::string>& argv,
                              const std::vector<std::string>& env,
                              std::optional<time_point> lease_end) {
-  std::vector<char*> args, envp;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
+  // If relock dies, even by SIGKILL, the command dies too (spawn's parent-death signal): the
+  // hold is no longer renewed, so it must not go on without the lock. SIGKILL because a command
+  // may catch or ignore SIGTERM and run on unprotected once the lease has run out. (The signal
+  // comes when the thread that forked ends: relock's main thread, which waits for the command.)
+  // Asio opens relock's sockets without close-on-exec; the command must not inherit our Redis
+  // connections (a daemon it starts would keep them open), only what relock itself inherited.
+  const relock::process::spawn_options options{
+      .env = env, .signal_mask = started_mask_, .keep_fds = inherited_fds_, .search_path = true};
 
   // Held across the spawn, so a signal comes either before (and nothing starts) or after (and
   // is forwarded): none falls between.
   std::lock_guard g(mutex_);
   if (interrupted_by_ != 0 || lost_why_) return false;
-  // Asio opens relock's sockets without close-on-exec; the command must not inherit our Redis
-  // connections (a daemon it starts would keep them open), only what relock itself inherited.
-  for (int fd : open_fds()) {
-    if (!inherited_fds_.contains(fd)) fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
+  const std::string cannot_run = "cannot run '" + argv.front() + "': ";
+  try {
+    child_ = relock::process::spawn(argv, options);
+  } catch (const relock::process::exec_error& e) {
+    throw failure(e.code().value() == ENOENT ? exit_not_found : exit_cannot_run,
+                  cannot_run + std::strerror(e.code().value()));
+  } catch (const std::system_error& e) {
+    throw failure(exit_cannot_run, cannot_run + e.what());
   }
-  const pid_t pid = spawn(args.data(), envp.data());
-  child_ = pid;
   phase_ = phase::running;
   lease_end_ = lease_end;
   const std::uint64_t one = 1;
@@ -153,8 +114,7 @@ int child_supervisor::wait() {
   {
     std::lock_guard g(mutex_);
     phase_ = phase::ended;
-    while (waitpid(child_, &status, 0) < 0 && errno == EINTR) {
-    }
+    status = relock::process::reap(child_).value_or(0);
   }
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return WIFEXITED(status) ? WEXITSTATUS(status) : exit_usage;

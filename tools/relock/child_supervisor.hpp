@@ -19,7 +19,6 @@
 #include <chrono>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -59,12 +58,10 @@ class child_supervisor {
   void loop();
   void on_signal(int sig, int code);
   void stop_command_locked();
-  // fork + exec with the started mask, the command dying with relock; throws failure (126/127).
-  pid_t spawn(char* const* argv, char* const* envp);
 
   std::stop_source cancel_wait_;
-  sigset_t started_mask_{};      // the mask relock was started with, restored for the command
-  std::set<int> inherited_fds_;  // open when relock started: the command inherits these only
+  sigset_t started_mask_{};         // the mask relock was started with, restored for the command
+  std::vector<int> inherited_fds_;  // open when relock started: the command inherits these only
   int signal_fd_ = -1;
   int wake_fd_ = -1;  // eventfd: tells the thread to quit
 
