@@ -23,10 +23,11 @@ using ending = acquire_fsm::ending;
 
 bool outage(std::error_code ec) { return ec == errc::timeout || ec == errc::connection; }
 
-// A spinning kind's waiters back off as the client's settings say, with jitter from a seed of
-// their own, so spinners that started together do not retry together.
-std::optional<acquire_fsm::backoff> backoff_of(const config& settings, const lock_kind& kind) {
-  if (!kind.spins) return std::nullopt;
+// The waiters of a kind that does not listen (a spin lock) back off as the client's settings
+// say, with jitter from a seed of their own, so spinners that started together do not retry
+// together.
+std::optional<acquire_fsm::backoff> backoff_of(const config& settings, const grant_kind& kind) {
+  if (kind.wakes != nullptr) return std::nullopt;
   const backoff& b = settings.spin_backoff;
   return acquire_fsm::backoff{b.initial, b.max, objects::random_seed()};
 }
@@ -40,8 +41,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
       : env_(std::move(env)),
         request_(std::move(request)),
         done_(std::move(done)),
-        fsm_(request_.wait, request_.deadline, backoff_of(env_->settings(), *request_.kind),
-             /*tries_take=*/!request_.kind->ownerless || request_.kind->take_back != nullptr) {
+        fsm_(request_.wait, request_.deadline, backoff_of(env_->settings(), *request_.grant),
+             /*tries_take=*/request_.hold != nullptr || request_.grant->take_back != nullptr) {
     waiter_.demand = static_cast<std::size_t>(request_.permits);
     waiter_.wake = [this] {
       // Try at once, not from the cancelled timer's handler: that would queue the try behind
@@ -101,16 +102,16 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     // A take-back of this owner on this key (from this acquire or an earlier one) that no answer
     // has confirmed yet may still land after this try, and release what the try grants: the
     // machine has them sent again first (docs/faults.md, the same-owner race).
-    if (!request_.kind->ownerless && env_->take_backs().has(request_.key, request_.owner)) {
+    if (request_.hold != nullptr && env_->take_backs().has(request_.key, request_.owner)) {
       copies_ = env_->take_backs().pending(owner_on_key());
       return act(fsm_.take_backs_booked(copies_.size()));
     }
     waiter_.signalled = false;  // a wake from now on means: something changed, try again
     sent_at_ = env_->now();     // the hold's validity counts from here: the script runs later
-    const lock_kind& kind = *request_.kind;
+    const grant_kind& kind = *request_.grant;
     // Every try that can be taken back has a latch of its own: an ownerless kind's try writes
     // it when it grants, an owner's take-back writes it, and the try reads it (lock_kind.hpp).
-    if (kind.take_back != nullptr || !kind.ownerless) {
+    if (kind.take_back != nullptr || request_.hold != nullptr) {
       try_latch_ = objects::unlock_latch_key(request_.key, objects::random_request_id());
     }
     env_->eval(kind.acquire,
@@ -127,7 +128,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   // The reply, read by the kind, as one of the machine's events.
   void on_reply(std::error_code ec, resp::reply r) {
     const auto now = env_->now();
-    const lock_kind& kind = *request_.kind;
+    const grant_kind& kind = *request_.grant;
     if (ec == errc::no_synced_replicas) {
       // Written, but no replica has it (or the master refused it: NOREPLICAS): a failover could
       // take back what it granted. A refusal granted nothing: it stands as it is.
@@ -148,7 +149,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     // the server's own answers go to the kind.
     if (ec && (outage(ec) || !r.is_error())) {
       last_detail_ = r.str;
-      const bool owner_holds = !kind.ownerless && env_->holds(request_.key, request_.field);
+      const bool owner_holds =
+          request_.hold != nullptr && env_->holds(request_.key, request_.field);
       return act(fsm_.failed(ec, outage(ec), now, owner_holds));
     }
     auto read = kind.read_acquire(r);
@@ -173,7 +175,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   void subscribe(const acquire_fsm::action& a) {
     queued_ = true;
     arm_timer(a);
-    env_->join(request_.waiter_channel, request_.kind->wakes, waiter_,
+    env_->join(request_.waiter_channel, request_.grant->wakes, waiter_,
                [self = shared_from_this()](std::error_code ec) {
                  if (ec && !self->fsm_.done()) {
                    self->env_->log(log_level::warning, "waiting on '" + self->request_.key +
@@ -196,13 +198,13 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   // land after that try. An ownerless kind's take-back returns only what its own try took,
   // whenever it lands.
   void take_back() {
-    if (request_.kind->ownerless) {
+    if (request_.hold == nullptr) {
       return undo_try([env = env_, key = request_.key](std::error_code ec, std::string) {
         if (!ec) log_taken_back(*env, key);
       });
     }
     release_request take_back{request_.key,  request_.channel, request_.owner,  request_.field,
-                              request_.kind, /*cleanup=*/true, request_.permits};
+                              request_.hold, /*cleanup=*/true, request_.permits};
     take_back.take_back = true;
     take_back.latch = try_latch_;
     env_->take_backs().add(owner_on_key(), take_back);
@@ -267,10 +269,10 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   // kind's take-back under the try's latch (nothing when the try did not grant, and a try that
   // arrives later grants nothing). Both are latch-protected, so a resend changes nothing twice.
   void undo_try(release_callback done) {
-    const lock_kind& kind = *request_.kind;
-    if (!kind.ownerless) {
+    const grant_kind& kind = *request_.grant;
+    if (request_.hold != nullptr) {
       return env_->release(release_request{request_.key, request_.channel, request_.owner,
-                                           request_.field, request_.kind,
+                                           request_.field, request_.hold,
                                            /*cleanup=*/true, request_.permits},
                            std::move(done));
     }
@@ -292,7 +294,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   // their order). Under a latch of its own, so a resend after a lost connection changes nothing
   // twice.
   void give_up() {
-    const lock_kind& kind = *request_.kind;
+    const grant_kind& kind = *request_.grant;
     if (kind.give_up == nullptr) return;
     const auto latch_ttl = env_->settings().unlock_latch_ttl;
     std::string latch = objects::unlock_latch_key(request_.key, objects::random_request_id());
@@ -316,13 +318,13 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     // callback holds one): keep it alive to the end.
     const auto self = shared_from_this();
     const bool acquired = a.why == ending::acquired;
-    if (acquired && !request_.kind->ownerless) {
+    if (acquired && request_.hold != nullptr) {
       // Recorded before the caller hears of it, so the watchdog never misses a renewal.
       env_->record_hold({.key = request_.key,
                          .field = request_.field,
                          .owner = request_.owner,
                          .lease = request_.lease,
-                         .renew = request_.watchdog ? &request_.kind->renew : nullptr,
+                         .renew = request_.watchdog ? &request_.hold->renew : nullptr,
                          .on_lost = std::move(request_.on_lost),
                          .sent_at = sent_at_,
                          .listen_on = request_.listen_for_loss ? request_.channel : "",

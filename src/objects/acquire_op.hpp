@@ -28,7 +28,7 @@ struct acquire_request {
   std::string channel;         // where the kind's releases publish
   std::string waiter_channel;  // where this acquire waits for a wake (the same, or its own)
   std::string owner;           // "<client-id>:<owner-id>"
-  std::string field;           // the kind's hash field for the owner
+  std::string field;           // the hold's hash field for the owner
   std::chrono::milliseconds lease{0};
   bool watchdog = false;  // renew while held (no explicit lease)
   bool wait = false;      // false: one attempt only
@@ -36,8 +36,9 @@ struct acquire_request {
   std::stop_token stop;
   std::function<void(std::error_code)> on_lost;
   bool listen_for_loss = false;  // while held, check the hold on every message of `channel`
-  const lock_kind* kind = nullptr;
-  std::int64_t permits = 1;  // a semaphore's try takes this many; the waiter's demand
+  const grant_kind* grant = nullptr;
+  const hold_kind* hold = nullptr;  // the grant is the owner's hold; null: nobody's
+  std::int64_t permits = 1;         // a semaphore's try takes this many; the waiter's demand
 };
 
 // Not acquired without an error: the wait ran out.

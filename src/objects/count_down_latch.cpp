@@ -5,8 +5,8 @@
 
 #include "client_core.hpp"
 #include "objects/acquire_op.hpp"
-#include "objects/lock_kind.hpp"
 #include "objects/naming.hpp"
+#include "objects/sync_kinds.hpp"
 #include "objects/sync_object.hpp"
 #include "objects/sync_scripts.hpp"
 #include "objects/sync_wait.hpp"
@@ -25,7 +25,7 @@ void await_open(const std::shared_ptr<detail::client_core>& core, const std::str
   if (wait && wait->count() < 0) {
     return done(errc::invalid_argument, {.detail = "a wait must be >= 0"});
   }
-  auto r = detail::sync_acquire_request(key, channel, wait, std::move(stop), detail::latch_kind);
+  auto r = detail::sync_acquire_request(key, channel, wait, std::move(stop), detail::latch_grant);
   detail::start_acquire(core, std::move(r), std::move(done));
 }
 

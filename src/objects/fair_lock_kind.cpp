@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The fair lock (data-layout §3) and its non-reentrant variant, as lock_kind tables: the
+// The fair lock (data-layout §3) and its non-reentrant variant, as lock_kinds: the
 // reentrant lock's hash, a queue of waiting owners with their deadlines, and a channel per
 // waiter, on which a release tells the head of the queue alone. A waiter that ends its wait
 // without the lock gives its place up (fair_give_up.lua). Renewal is the reentrant lock's.
@@ -74,27 +74,26 @@ script_call give_up_call(const give_up_context& c) {
        std::to_string(c.latch_ttl.count()), std::to_string(c.queue.unheard_head_timeout.count())}};
 }
 
-lock_kind fair(script_call (*acquire_call)(const acquire_context&)) {
-  return {.what = "fair lock",
-          .acquire = acquire,
-          .release = release,
-          .force_release = force_release,
-          .renew = {plain_lock::renew, plain_lock::renew_hold},
-          .field = plain_lock::field,
-          .channel = plain_lock::channel,
-          .waiter_channel = waiter_channel,
-          .acquire_call = acquire_call,
-          .read_acquire = read_lock_reply,
-          .release_call = release_call,
-          .force_release_call = force_release_call,
-          .give_up = &give_up,
-          .give_up_call = give_up_call,
-          .wakes = lock_message_wakes};
+// The two differ in their try alone: whether the owner may take the lock again.
+constexpr lock_kind fair(script_call (*acquire_call)(const acquire_context&)) {
+  return {{.acquire = acquire,
+           .acquire_call = acquire_call,
+           .read_acquire = read_lock_reply,
+           .channel = plain_lock::channel,
+           .waiter_channel = waiter_channel,
+           .wakes = lock_message_wakes,
+           .give_up = &give_up,
+           .give_up_call = give_up_call},
+          {{.what = "fair lock", .release = release, .release_call = release_call},
+           plain_lock::field,
+           {plain_lock::renew, plain_lock::renew_hold}},
+          force_release,
+          force_release_call};
 }
 
 }  // namespace
 
-const lock_kind fair_lock_kind = fair(reentrant_acquire_call);
-const lock_kind non_reentrant_fair_lock_kind = fair(non_reentrant_acquire_call);
+constinit const lock_kind fair_lock_kind = fair(reentrant_acquire_call);
+constinit const lock_kind non_reentrant_fair_lock_kind = fair(non_reentrant_acquire_call);
 
 }  // namespace relock::detail

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The fenced lock (data-layout §5) as a lock_kind table: the reentrant lock's data, plus a
+// The fenced lock (data-layout §5) as a lock_kind: the reentrant lock's data, plus a
 // counter that every acquisition (re-entries too) advances and hands out as its token.
 #include <charconv>
 
@@ -40,15 +40,16 @@ acquire_reply read_acquire(const resp::reply& r) {
           .holds = integer_at(2) ? r.elements[2].integer : 0};
 }
 
-lock_kind fenced() {
-  lock_kind k = plain_lock::table("fenced lock", acquire);
-  k.acquire_call = acquire_call;
-  k.read_acquire = read_acquire;
-  return k;
-}
-
 }  // namespace
 
-const lock_kind fenced_lock_kind = fenced();
+constinit const lock_kind fenced_lock_kind{{.acquire = acquire,
+                                            .acquire_call = acquire_call,
+                                            .read_acquire = read_acquire,
+                                            .channel = plain_lock::channel,
+                                            .waiter_channel = plain_lock::waiter_channel,
+                                            .wakes = lock_message_wakes},
+                                           plain_lock::hold("fenced lock"),
+                                           plain_lock::force_release,
+                                           plain_lock::force_release_call};
 
 }  // namespace relock::detail

@@ -61,7 +61,8 @@ void mutex::start_acquire(owner who, lock_options options, bool empty_wait_is_fo
   r.stop = std::move(options.stop);
   r.on_lost = std::move(options.on_lost);
   r.listen_for_loss = options.listen_for_loss;
-  r.kind = kind_;
+  r.grant = kind_;
+  r.hold = kind_;
   detail::start_acquire(core_, std::move(r), std::move(done));
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The reentrant lock (data-layout §2) and its non-reentrant variant, as lock_kind tables, and
-// the reply and message readings the lock family shares.
+// The reentrant lock (data-layout §2) and its non-reentrant variant, as lock_kinds, and the
+// reply and message readings the lock family shares.
 #include "objects/lock_kind.hpp"
 
 #include <relock/errors.hpp>
@@ -89,29 +89,28 @@ void renew_hold(std::string_view key, std::string_view owner, std::int64_t,
   args.emplace_back(owner);
 }
 
-lock_kind table(const char* what, const exec::script& acquire) {
-  return {.what = what,
-          .acquire = acquire,
-          .release = release,
-          .force_release = force_release,
-          .renew = {renew, renew_hold},
-          .field = field,
-          .channel = channel,
-          .waiter_channel = waiter_channel,
-          .acquire_call = acquire_call,
-          .read_acquire = read_lock_reply,
-          .release_call = release_call,
-          .force_release_call = force_release_call,
-          .wakes = lock_message_wakes};
-}
-
 }  // namespace plain_lock
 
 namespace {
+
 const exec::script acquire_once{"lock_acquire_once", scripts::lock_acquire_once};
+
+// The two differ in their try alone: the once script refuses an owner that holds the lock.
+constexpr lock_kind plain(const exec::script& acquire) {
+  return {{.acquire = acquire,
+           .acquire_call = plain_lock::acquire_call,
+           .read_acquire = read_lock_reply,
+           .channel = plain_lock::channel,
+           .waiter_channel = plain_lock::waiter_channel,
+           .wakes = lock_message_wakes},
+          plain_lock::hold("lock"),
+          plain_lock::force_release,
+          plain_lock::force_release_call};
+}
+
 }  // namespace
 
-const lock_kind reentrant_lock_kind = plain_lock::table("lock", plain_lock::acquire);
-const lock_kind non_reentrant_lock_kind = plain_lock::table("lock", acquire_once);
+constinit const lock_kind reentrant_lock_kind = plain(plain_lock::acquire);
+constinit const lock_kind non_reentrant_lock_kind = plain(acquire_once);
 
 }  // namespace relock::detail

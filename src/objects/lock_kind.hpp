@@ -1,17 +1,32 @@
 // SPDX-License-Identifier: Apache-2.0
-// What a lock kind is: a table that the one waiting loop (acquire_op + acquire_fsm), the one
-// release path (release_op) and the watchdog read. A new kind is its scripts plus one small file
-// that fills this table (lock_kind.cpp: the reentrant lock and its non-reentrant variant;
-// rwlock_kind.cpp: the two sides of the read-write lock), and a thin public header whose handles
-// are relock::mutex (one non-template core for every kind).
+// What a kind is, in parts that the one waiting loop (acquire_op + acquire_fsm), the one release
+// path (release_op) and the watchdog read. Not every kind is a lock, so a kind takes only the
+// parts it has:
+//   - grant_kind, every kind: how a try is made and how its reply reads, where its waiters listen
+//     and how many a message wakes (or that they back off instead), what a wait that ends
+//     without the grant leaves behind (give-up), and how a lost try of an ownerless kind is
+//     undone (take-back);
+//   - release_kind: how a grant goes back under an unlock latch (data-layout §1);
+//   - hold_kind, the release of a grant that is an owner's hold: its hash field, and how the
+//     watchdog renews it (renewal::renewer: each hold names all the keys it touches);
+//   - lock_kind, what relock::mutex takes: a grant that is a hold, which anyone may also break
+//     (force_unlock).
+// So a lock is a lock_kind (lock_kind.cpp: the reentrant lock and its non-reentrant variant;
+// rwlock_kind.cpp: the two sides of the read-write lock; fair_lock_kind.cpp, fenced_lock_kind.cpp,
+// spin_lock_kind.cpp). The synchronizers (sync_kinds.hpp) take less: a permit-expirable
+// semaphore's permit is a grant and a hold whose owner is the permit's id; a plain semaphore's
+// permits are a grant nobody holds and a release anyone may make; a latch's await is a grant
+// alone. A kind is a constant built from constant parts, initialised before any code runs, so a
+// handle made in a static initialiser finds it whole; the loop keeps a pointer to it, nothing
+// more. A new kind is its scripts plus one small file that builds its parts, and for a lock a
+// thin public header whose handles are relock::mutex (one non-template core for every kind).
 //
-// The table says, for an owner ("<client-id>:<owner-id>") and a lock key:
+// The parts say, for an owner ("<client-id>:<owner-id>") and a key:
 //   - which hash field is its hold (a write hold appends ":write"), which channel a release
 //     publishes on, and which channel its waiters listen on (the same, or one per waiter: a
 //     fair lock tells only the head of its queue);
 //   - the script calls (keys and arguments) of acquire, release, force release and give-up (what
-//     a waiter that ends without the hold runs, when its tries left something on the server), and
-//     how the watchdog renews a hold (renewal::renewer: each hold names all the keys it touches);
+//     a waiter that ends without the hold runs, when its tries left something on the server);
 //   - how an acquire reply reads (acquired, with a token for kinds that hand one out; refused,
 //     with the holder's TTL; or refused for good with an error of the kind's own);
 //   - how many waiters a message wakes (the waiter list reads the payload through the kind: "0"
@@ -19,12 +34,11 @@
 // Releases are read the same way for every kind: nil (not a holder), 0 (still held) or 1
 // (released, waiters told), under the unlock latch (data-layout §1).
 //
-// The synchronizers wait through the same loop (semaphore_kind.cpp, permit_semaphore_kind.cpp,
-// latch_kind.cpp). A permit-expirable semaphore's permit is a hold like a lock's, its id the
-// owner; a plain semaphore's permits and a latch's opening are ownerless: the watchdog records
-// nothing, and a try whose reply was lost is taken back by the kind's take-back script under the
-// try's own latch, which the acquire script writes when it grants (a latch's await grants
-// nothing and has nothing to take back).
+// An ownerless grant (a plain semaphore's permits, a latch's opening) is nothing the watchdog
+// records; a try of it whose reply was lost is taken back by the kind's take-back script under
+// the try's own latch, which the acquire script writes when it grants (a latch's await grants
+// nothing and has nothing to take back). An owner's lost try goes back through its release, as a
+// take-back (release_context::take_back).
 #pragma once
 
 #include <chrono>
@@ -136,32 +150,46 @@ struct acquire_reply {
   std::error_code ec{};  // failed: the kind's own refusal; empty keeps the server's error
 };
 
-struct lock_kind {
-  const char* what;  // for messages: "lock", "read lock", "write lock"
+// Every kind: a try, and the wait between tries.
+struct grant_kind {
   const exec::script& acquire;
-  const exec::script& release;
-  const exec::script& force_release;
-  renewal::renewer renew;
-  std::string (*field)(std::string_view owner);
-  std::string (*channel)(std::string_view key);
-  std::string (*waiter_channel)(std::string_view key, std::string_view owner);
   script_call (*acquire_call)(const acquire_context& c);
   // A reply or an error reply (a transport failure never gets here).
   acquire_reply (*read_acquire)(const resp::reply& r);
-  script_call (*release_call)(const release_context& c);
-  script_call (*force_release_call)(const force_release_context& c);
+  std::string (*channel)(std::string_view key);  // where releases publish
+  std::string (*waiter_channel)(std::string_view key, std::string_view owner);
+  // How many waiters a message wakes. Null: waiters do not listen for messages; they back off
+  // (config::spin_backoff) and look again (a spin lock).
+  pubsub::wake_count wakes = nullptr;
   // Null: giving up leaves nothing behind.
   const exec::script* give_up = nullptr;
   script_call (*give_up_call)(const give_up_context& c) = nullptr;
-  pubsub::wake_count wakes = nullptr;
-  // Waiters back off (config::spin_backoff) instead of listening for messages: a spin lock.
-  bool spins = false;
-  // A grant is nobody's hold (a plain semaphore's permits, a latch opening): the watchdog
-  // records nothing, and a try whose reply was lost is undone by `take_back` (null: a try
-  // changes nothing).
-  bool ownerless = false;
+  // A grant nobody holds, undone when a try's reply is lost (an owner's is undone by its release).
+  // Null: a try changes nothing, or the grant is a hold.
   const exec::script* take_back = nullptr;
   script_call (*take_back_call)(const take_back_context& c) = nullptr;
+};
+
+// How a grant goes back, under an unlock latch (release_op): an owner's hold, or a plain
+// semaphore's permits, which anyone may give.
+struct release_kind {
+  const char* what;  // for messages: "lock", "read lock", "permit", "semaphore"
+  const exec::script& release;
+  script_call (*release_call)(const release_context& c);
+};
+
+// A grant that is an owner's hold: released by its owner, recorded and renewed by the watchdog.
+struct hold_kind : release_kind {
+  std::string (*field)(std::string_view owner);
+  renewal::renewer renew;
+};
+
+// A lock: its grant is a hold, and anyone may break it (force_unlock). The parts are bases, so a
+// lock's entries read as one table (kind.acquire, kind.release, kind.renew) and a lock_kind is
+// the grant_kind and the hold_kind wherever the loop asks for one.
+struct lock_kind : grant_kind, hold_kind {
+  const exec::script& force_release;
+  script_call (*force_release_call)(const force_release_context& c);
 };
 
 // A release script's source after release_head.lua (not_held). Uses only constant-initialised
@@ -183,7 +211,7 @@ std::size_t lock_message_wakes(std::string_view payload);
 std::size_t semaphore_message_wakes(std::string_view payload);
 
 // The reentrant lock's data (data-layout §2), which the fenced and spin locks share: its scripts
-// and calls, for their tables.
+// and calls, for their parts.
 namespace plain_lock {
 extern const exec::script acquire;
 extern const exec::script release;
@@ -197,9 +225,13 @@ script_call release_call(const release_context& c);
 script_call force_release_call(const force_release_context& c);
 void renew_hold(std::string_view key, std::string_view owner, std::int64_t holds,
                 std::vector<std::string>& keys, std::vector<std::string>& args);
-// A table on this data with `acquire` (called as acquire_call builds it): a kind built on the
-// reentrant lock's data starts from it and changes what differs.
-lock_kind table(const char* what, const exec::script& acquire);
+
+// The hold on this data, named `what` in messages, released by lock_release.lua as `call`
+// builds it (release_call, or a variant of it).
+constexpr hold_kind hold(const char* what,
+                         script_call (*call)(const release_context&) = release_call) {
+  return {{.what = what, .release = release, .release_call = call}, field, {renew, renew_hold}};
+}
 }  // namespace plain_lock
 
 extern const lock_kind reentrant_lock_kind;
@@ -210,11 +242,5 @@ extern const lock_kind fair_lock_kind;
 extern const lock_kind non_reentrant_fair_lock_kind;
 extern const lock_kind fenced_lock_kind;
 extern const lock_kind spin_lock_kind;
-// Synchronizers (data-layout §7).
-extern const lock_kind semaphore_kind;
-extern const lock_kind semaphore_waiting_when_absent_kind;
-extern const lock_kind permit_semaphore_kind;
-extern const lock_kind permit_semaphore_waiting_when_absent_kind;
-extern const lock_kind latch_kind;
 
 }  // namespace relock::detail

@@ -6,9 +6,9 @@
 #include "client_core.hpp"
 #include "objects/acquire_op.hpp"
 #include "objects/ids.hpp"
-#include "objects/lock_kind.hpp"
 #include "objects/naming.hpp"
 #include "objects/release_op.hpp"
+#include "objects/sync_kinds.hpp"
 #include "objects/sync_object.hpp"
 #include "objects/sync_scripts.hpp"
 #include "objects/sync_wait.hpp"
@@ -50,10 +50,9 @@ void acquire_permit(const std::shared_ptr<detail::client_core>& core, const std:
       (options.wait && options.wait->count() < 0)) {
     return done(errc::invalid_argument, {.detail = "a lease must be > 0 and a wait >= 0"});
   }
-  auto r = detail::sync_acquire_request(key, channel, options.wait, std::move(options.stop),
-                                        wait_when_absent
-                                            ? detail::permit_semaphore_waiting_when_absent_kind
-                                            : detail::permit_semaphore_kind);
+  auto r =
+      detail::sync_acquire_request(key, channel, options.wait, std::move(options.stop),
+                                   detail::permit_grant(wait_when_absent), &detail::permit_hold);
   // The permit's id is its owner: every try of this acquire offers the same one, so a try that
   // runs twice never takes a second permit.
   r.owner = objects::random_request_id();
@@ -121,7 +120,7 @@ void permit_expirable_semaphore::start_release(std::string permit_id,
   } catch (const error& e) {
     return done(e.code());
   }
-  detail::release_request r{key_, channel_, id, id, &detail::permit_semaphore_kind, false};
+  detail::release_request r{key_, channel_, id, id, &detail::permit_hold, false};
   detail::start_release(
       core_, std::move(r),
       [done = std::move(done)](std::error_code ec, std::string) mutable { done(ec); });
@@ -132,8 +131,7 @@ void permit_expirable_semaphore::release(std::string_view permit_id) {
   detail::refuse_io_thread(*core_, "release");
   auto [ec, text] = detail::wait_for<std::error_code, std::string>([&](auto done) {
     detail::start_release(
-        core_,
-        detail::release_request{key_, channel_, id, id, &detail::permit_semaphore_kind, false},
+        core_, detail::release_request{key_, channel_, id, id, &detail::permit_hold, false},
         std::move(done));
   });
   if (ec) {

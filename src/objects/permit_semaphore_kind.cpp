@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// The permit-expirable semaphore (data-layout §7) as lock_kind tables: a permit is a hold whose
-// owner is its id (32 hex digits here, 16 bytes in Redis), scored in the expiry zset by the
-// client's wall clock. The watchdog renews a permit taken without a lease (permit_renew.lua,
-// by the same clock); every script first takes back expired permits. A refused try sleeps
-// until the earliest permit expires, at most a second.
+// The permit-expirable semaphore (data-layout §7): a permit is a grant and a hold whose owner
+// is its id (32 hex digits here, 16 bytes in Redis), scored in the expiry zset by the client's
+// wall clock. The watchdog renews a permit taken without a lease (permit_renew.lua, by the same
+// clock); every script first takes back expired permits. A refused try sleeps until the earliest
+// permit expires, at most a second. Nobody force-releases a permit: it is no lock.
 #include <algorithm>
 
 #include "objects/acquire_fsm.hpp"
 #include "objects/ids.hpp"
-#include "objects/lock_kind.hpp"
 #include "objects/naming.hpp"
+#include "objects/sync_kinds.hpp"
 #include "objects/sync_scripts.hpp"
 
 namespace relock::detail {
@@ -50,11 +50,6 @@ script_call release_call(const release_context& c) {
            std::to_string(c.queue.now_ms)}};
 }
 
-// Never used: a permit is not force-released (the table must name a call).
-script_call force_release_call(const force_release_context& c) {
-  return {{std::string(c.key), std::string(c.channel)}, {}};
-}
-
 // permit_renew.lua: KEYS[i] the expiry zset, ARGV[i + 1] "<now>:<permit id>". The expiry is
 // written by this client's wall clock, as the acquire's and every reclaim's (Redisson's too):
 // the server's clock could be behind theirs and make a renewed permit look expired.
@@ -64,25 +59,27 @@ void renew_permit(std::string_view key, std::string_view owner, std::int64_t,
   args.push_back(std::to_string(wall_clock_ms()) + ":" + raw_id(owner));
 }
 
-lock_kind table(script_call (*acquire)(const acquire_context&)) {
-  return {.what = "permit",
-          .acquire = sync_scripts::permit_acquire,
-          .release = sync_scripts::permit_release,
-          .force_release = sync_scripts::permit_release,
-          .renew = {sync_scripts::permit_renew, renew_permit},
-          .field = field,
-          .channel = channel,
-          .waiter_channel = waiter_channel,
+// The two differ in their try alone: what a name with no count does.
+constexpr grant_kind grant(script_call (*acquire)(const acquire_context&)) {
+  return {.acquire = sync_scripts::permit_acquire,
           .acquire_call = acquire,
           .read_acquire = read_acquire,
-          .release_call = release_call,
-          .force_release_call = force_release_call,
+          .channel = channel,
+          .waiter_channel = waiter_channel,
           .wakes = semaphore_message_wakes};
 }
+constinit const grant_kind refusing = grant(acquire_or_refuse);
+constinit const grant_kind waiting = grant(acquire_or_wait);
 
 }  // namespace
 
-const lock_kind permit_semaphore_kind = table(acquire_or_refuse);
-const lock_kind permit_semaphore_waiting_when_absent_kind = table(acquire_or_wait);
+const grant_kind& permit_grant(bool wait_when_absent) {
+  return wait_when_absent ? waiting : refusing;
+}
+
+constinit const hold_kind permit_hold{
+    {.what = "permit", .release = sync_scripts::permit_release, .release_call = release_call},
+    field,
+    {sync_scripts::permit_renew, renew_permit}};
 
 }  // namespace relock::detail

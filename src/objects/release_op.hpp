@@ -21,8 +21,8 @@ struct release_request {
   std::string key;
   std::string channel;
   std::string owner;  // "<client-id>:<owner-id>"
-  std::string field;  // the kind's hash field for the owner
-  const lock_kind* kind = nullptr;
+  std::string field;  // the hold's hash field for the owner (none: a semaphore's permits)
+  const release_kind* kind = nullptr;
   bool cleanup = false;      // relock's own undo of a grant: no local hold to count
   std::int64_t permits = 1;  // a semaphore's: how many go back
   // A take-back: the undo of a try whose reply was lost, under the try's own latch (`latch`).

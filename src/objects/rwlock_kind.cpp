@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The read-write lock's two sides (data-layout §4), as lock_kind tables. Both share the hash,
+// The read-write lock's two sides (data-layout §4), as lock_kinds. Both share the hash,
 // the channel redisson_rwlock:{name} and the renew script; a write hold's field is the owner
 // with ":write" appended. A read release publishes "0" (wake one), a write release "1" (wake
 // every waiter: readers queued behind a writer all go at once).
@@ -84,31 +84,29 @@ void renew_write(std::string_view key, std::string_view owner, std::int64_t,
 
 }  // namespace
 
-const lock_kind rwlock_read_kind{.what = "read lock",
-                                 .acquire = read_acquire,
-                                 .release = read_release,
-                                 .force_release = force_release,
-                                 .renew = {renew, renew_read},
-                                 .field = read_field,
-                                 .channel = channel,
-                                 .waiter_channel = waiter_channel,
-                                 .acquire_call = read_acquire_call,
-                                 .read_acquire = read_lock_reply,
-                                 .release_call = read_release_call,
-                                 .force_release_call = force_release_call,
-                                 .wakes = lock_message_wakes};
-const lock_kind rwlock_write_kind{.what = "write lock",
-                                  .acquire = write_acquire,
-                                  .release = write_release,
-                                  .force_release = force_release,
-                                  .renew = {renew, renew_write},
-                                  .field = write_field,
-                                  .channel = channel,
-                                  .waiter_channel = waiter_channel,
-                                  .acquire_call = write_acquire_call,
-                                  .read_acquire = read_lock_reply,
-                                  .release_call = write_release_call,
-                                  .force_release_call = force_release_call,
-                                  .wakes = lock_message_wakes};
+constinit const lock_kind rwlock_read_kind{
+    {.acquire = read_acquire,
+     .acquire_call = read_acquire_call,
+     .read_acquire = read_lock_reply,
+     .channel = channel,
+     .waiter_channel = waiter_channel,
+     .wakes = lock_message_wakes},
+    {{.what = "read lock", .release = read_release, .release_call = read_release_call},
+     read_field,
+     {renew, renew_read}},
+    force_release,
+    force_release_call};
+constinit const lock_kind rwlock_write_kind{
+    {.acquire = write_acquire,
+     .acquire_call = write_acquire_call,
+     .read_acquire = read_lock_reply,
+     .channel = channel,
+     .waiter_channel = waiter_channel,
+     .wakes = lock_message_wakes},
+    {{.what = "write lock", .release = write_release, .release_call = write_release_call},
+     write_field,
+     {renew, renew_write}},
+    force_release,
+    force_release_call};
 
 }  // namespace relock::detail

@@ -5,9 +5,9 @@
 
 #include "client_core.hpp"
 #include "objects/acquire_op.hpp"
-#include "objects/lock_kind.hpp"
 #include "objects/naming.hpp"
 #include "objects/release_op.hpp"
+#include "objects/sync_kinds.hpp"
 #include "objects/sync_object.hpp"
 #include "objects/sync_scripts.hpp"
 #include "objects/sync_wait.hpp"
@@ -28,9 +28,8 @@ void acquire_permits(const std::shared_ptr<detail::client_core>& core, const std
                 {.detail = "permits must be between 1 and " + std::to_string(detail::max_permits) +
                            ", and a wait >= 0"});
   }
-  auto r = detail::sync_acquire_request(
-      key, channel, wait, std::move(stop),
-      wait_when_absent ? detail::semaphore_waiting_when_absent_kind : detail::semaphore_kind);
+  auto r = detail::sync_acquire_request(key, channel, wait, std::move(stop),
+                                        detail::semaphore_grant(wait_when_absent));
   r.permits = permits;
   detail::start_acquire(core, std::move(r), std::move(done));
 }
@@ -57,7 +56,7 @@ void semaphore::start_release(std::int64_t permits,
                               detail::completion<void(std::error_code)> done) {
   if (core_->stopped()) return done(errc::cancelled);
   if (permits < 1 || permits > detail::max_permits) return done(errc::invalid_argument);
-  detail::release_request r{key_, channel_, {}, {}, &detail::semaphore_kind, false, permits};
+  detail::release_request r{key_, channel_, {}, {}, &detail::semaphore_release, false, permits};
   detail::start_release(
       core_, std::move(r),
       [done = std::move(done)](std::error_code ec, std::string) mutable { done(ec); });
@@ -95,7 +94,7 @@ void semaphore::release(std::int64_t permits) {
   auto [ec, detail_text] = detail::wait_for<std::error_code, std::string>([&](auto done) {
     detail::start_release(
         core_,
-        detail::release_request{key_, channel_, {}, {}, &detail::semaphore_kind, false, permits},
+        detail::release_request{key_, channel_, {}, {}, &detail::semaphore_release, false, permits},
         std::move(done));
   });
   if (ec) {

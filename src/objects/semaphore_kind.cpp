@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// The counting semaphore (data-layout §7) as lock_kind tables: an ownerless grant of n permits
-// from the count under the name. A try that grants writes its own latch, so a try whose reply
-// was lost is taken back exactly (semaphore_take_back.lua); a release adds permits under an
-// unlock latch. Messages carry the new count: a waiter is woken when its demand fits in it.
-// Nothing renews: permits have no lease.
+// The counting semaphore (data-layout §7): an ownerless grant of n permits from the count under
+// the name. A try that grants writes its own latch, so a try whose reply was lost is taken back
+// exactly (semaphore_take_back.lua); a release adds permits under an unlock latch, whoever took
+// them. Messages carry the new count: a waiter is woken when its demand fits in it. Nothing is
+// held, so nothing renews and nothing is force-released.
+#include "objects/sync_kinds.hpp"
+
 #include <charconv>
 
-#include "objects/lock_kind.hpp"
 #include "objects/naming.hpp"
 #include "objects/sync_scripts.hpp"
 
@@ -24,7 +25,6 @@ namespace {
 
 std::string channel(std::string_view key) { return objects::semaphore_channel(key); }
 std::string waiter_channel(std::string_view key, std::string_view) { return channel(key); }
-std::string field(std::string_view) { return {}; }
 
 script_call acquire_call(const acquire_context& c, bool wait_when_absent) {
   return {{std::string(c.key), std::string(c.try_latch)},
@@ -51,36 +51,27 @@ script_call take_back_call(const take_back_context& c) {
           {std::string(c.publish_command), std::to_string(c.latch_ttl.count())}};
 }
 
-// Never used: a semaphore is not force-released (the table must name a call).
-script_call force_release_call(const force_release_context& c) {
-  return {{std::string(c.key), std::string(c.channel)}, {}};
-}
-
-void renew_nothing(std::string_view, std::string_view, std::int64_t, std::vector<std::string>&,
-                   std::vector<std::string>&) {}
-
-lock_kind table(script_call (*acquire)(const acquire_context&)) {
-  return {.what = "semaphore",
-          .acquire = sync_scripts::semaphore_acquire,
-          .release = sync_scripts::semaphore_release,
-          .force_release = sync_scripts::semaphore_release,
-          .renew = {sync_scripts::semaphore_release, renew_nothing},
-          .field = field,
-          .channel = channel,
-          .waiter_channel = waiter_channel,
+// The two differ in their try alone: what a name with no count does.
+constexpr grant_kind grant(script_call (*acquire)(const acquire_context&)) {
+  return {.acquire = sync_scripts::semaphore_acquire,
           .acquire_call = acquire,
           .read_acquire = read_acquire,
-          .release_call = release_call,
-          .force_release_call = force_release_call,
+          .channel = channel,
+          .waiter_channel = waiter_channel,
           .wakes = semaphore_message_wakes,
-          .ownerless = true,
           .take_back = &sync_scripts::semaphore_take_back,
           .take_back_call = take_back_call};
 }
+constinit const grant_kind refusing = grant(acquire_or_refuse);
+constinit const grant_kind waiting = grant(acquire_or_wait);
 
 }  // namespace
 
-const lock_kind semaphore_kind = table(acquire_or_refuse);
-const lock_kind semaphore_waiting_when_absent_kind = table(acquire_or_wait);
+const grant_kind& semaphore_grant(bool wait_when_absent) {
+  return wait_when_absent ? waiting : refusing;
+}
+
+constinit const release_kind semaphore_release{
+    .what = "semaphore", .release = sync_scripts::semaphore_release, .release_call = release_call};
 
 }  // namespace relock::detail

@@ -50,7 +50,8 @@ resp::reply eval_blocking(client_core& core, const exec::script& s, std::vector<
 
 acquire_request sync_acquire_request(const std::string& key, const std::string& channel,
                                      std::optional<std::chrono::milliseconds> wait,
-                                     std::stop_token stop, const lock_kind& kind) {
+                                     std::stop_token stop, const grant_kind& grant,
+                                     const hold_kind* hold) {
   acquire_request r;
   r.key = key;
   r.channel = channel;
@@ -58,7 +59,8 @@ acquire_request sync_acquire_request(const std::string& key, const std::string& 
   r.wait = wait ? wait->count() > 0 : true;
   if (wait) r.deadline = std::chrono::steady_clock::now() + *wait;
   r.stop = std::move(stop);
-  r.kind = &kind;
+  r.grant = &grant;
+  r.hold = hold;
   return r;
 }
 

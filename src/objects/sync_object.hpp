@@ -38,11 +38,13 @@ void check_permits(std::int64_t n, std::int64_t min, const char* what);
 resp::reply eval_blocking(client_core& core, const exec::script& s, std::vector<std::string> keys,
                           std::vector<std::string> args, const std::string& what);
 
-// The waiting loop's request for a synchronizer's try of `kind` on `key`, its waiters listening
-// on `channel`: `wait` empty waits for ever, zero tries once.
+// The waiting loop's request for a synchronizer's try of `grant` on `key`, its waiters listening
+// on `channel`: `wait` empty waits for ever, zero tries once. `hold`: the grant is a hold (a
+// permit), whose owner the caller sets.
 acquire_request sync_acquire_request(const std::string& key, const std::string& channel,
                                      std::optional<std::chrono::milliseconds> wait,
-                                     std::stop_token stop, const lock_kind& kind);
+                                     std::stop_token stop, const grant_kind& grant,
+                                     const hold_kind* hold = nullptr);
 
 // A semaphore's administration (semaphore_admin.lua): `op` with `n`. A permit-expirable one
 // passes its expiry set `timeouts` (the script takes expired permits back first), and the

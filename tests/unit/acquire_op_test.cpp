@@ -152,7 +152,8 @@ acquire_request request_for(std::optional<acquire_env::clock::time_point> deadli
   r.watchdog = true;
   r.wait = wait;
   r.deadline = deadline;
-  r.kind = &kind;
+  r.grant = &kind;
+  r.hold = &kind;
   return r;
 }
 
