@@ -268,6 +268,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   // path (one hold; harmless when the try did not take it); an ownerless grant through the
   // kind's take-back under the try's latch (nothing when the try did not grant, and a try that
   // arrives later grants nothing). Both are latch-protected, so a resend changes nothing twice.
+  // A kind with neither (a latch's await) granted nothing to undo.
   void undo_try(release_callback done) {
     const grant_kind& kind = *request_.grant;
     if (request_.hold != nullptr) {
@@ -276,6 +277,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
                                            /*cleanup=*/true, request_.permits},
                            std::move(done));
     }
+    if (kind.take_back == nullptr) return done({}, {});
     const auto latch_ttl = env_->settings().unlock_latch_ttl;
     env_->eval(*kind.take_back,
                kind.take_back_call(take_back_context{request_.key, request_.channel, try_latch_,

@@ -18,6 +18,7 @@
 #include "objects/acquire_fsm.hpp"
 #include "objects/acquire_op.hpp"
 #include "objects/lock_kind.hpp"
+#include "objects/sync_kinds.hpp"
 
 using namespace std::chrono_literals;
 using relock::errc;
@@ -353,4 +354,19 @@ TEST_F(acquire_op, a_lost_re_entry_is_not_taken_back) {
   EXPECT_EQ(out.ec, errc::connection);
   EXPECT_TRUE(env->releases_.empty()) << "it would undo the owner's older hold";
   EXPECT_FALSE(env->book_.has("lk", owner));
+}
+
+TEST_F(acquire_op, a_latch_that_opens_while_the_client_shuts_down_has_nothing_to_give_back) {
+  auto r = request_for(std::nullopt, false);
+  r.grant = &latch_grant;  // a grant alone: no hold to release, no take-back
+  r.hold = nullptr;
+  outcome out;
+  start(env, r, out);
+  ASSERT_NE(env->tracked_, nullptr);
+  env->tracked_->on_shutdown();
+  env->answer(resp::reply::make_nil());  // open
+  ASSERT_TRUE(out.done);
+  EXPECT_EQ(out.ec, errc::cancelled);
+  EXPECT_TRUE(env->releases_.empty());
+  EXPECT_TRUE(env->calls_.empty()) << "an await granted nothing: no script undoes it";
 }
