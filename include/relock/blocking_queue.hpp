@@ -1,26 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock::blocking_queue: Redisson's RBlockingQueue in C++, on the same data (docs/data-layout.md
-// §9): a plain Redis list of values under the queue's name. offer appends (RPUSH), poll takes
-// the head (LPOP), take and poll with a wait block until an element comes (BLPOP), so Java and
-// C++ producers and consumers share one queue.
-//
-// Values are bytes (std::string). Redisson encodes values with its codec; a Java side that
-// shares the queue must use StringCodec (or ByteArrayCodec) to see the same bytes: its default
-// (Kryo5) writes a binary envelope around each value, and relock hands those bytes over as they
-// are.
-//
-// Blocking calls never stall the connections that locks use: each take waiting on the server
-// has a connection of its own. A waiting take rides through a lost connection or a restarted
-// server: it waits again once Redis is back, and never takes an element twice. A take that ends
-// (deadline, stop_token, the client destroyed) while the server may have handed it an element
-// puts that element back at the head of the list. The one loss it cannot prevent is an element
-// the server popped for it just as the connection broke, before the reply reached relock: the
-// same window as any BLPOP client (Redisson's too).
-//
-// A cheap handle (client + name); it must not outlive its client. Thread-safe. Misuse: an empty
-// name or one over 64 KiB throws errc::invalid_argument when the handle is made; a value over
-// config::max_value_size, or a negative or absurd wait, throws it before any I/O. A name that
-// holds another Redis type gives errc::wrong_type, changing nothing.
+/// \file
+/// relock::blocking_queue: Redisson's RBlockingQueue in C++, on the same data (docs/data-layout.md
+/// §9): a plain Redis list of values under the queue's name. offer appends (RPUSH), poll takes
+/// the head (LPOP), take and poll with a wait block until an element comes (BLPOP), so Java and
+/// C++ producers and consumers share one queue.
+///
+/// Values are bytes (std::string). Redisson encodes values with its codec; a Java side that
+/// shares the queue must use StringCodec (or ByteArrayCodec) to see the same bytes: its default
+/// (Kryo5) writes a binary envelope around each value, and relock hands those bytes over as they
+/// are.
+///
+/// Blocking calls never stall the connections that locks use: each take waiting on the server
+/// has a connection of its own. A waiting take rides through a lost connection or a restarted
+/// server: it waits again once Redis is back, and never takes an element twice. A take that ends
+/// (deadline, stop_token, the client destroyed) while the server may have handed it an element
+/// puts that element back at the head of the list. The one loss it cannot prevent is an element
+/// the server popped for it just as the connection broke, before the reply reached relock: the
+/// same window as any BLPOP client (Redisson's too).
+///
+/// A cheap handle (client + name); it must not outlive its client. Thread-safe. Misuse: an empty
+/// name or one over 64 KiB throws errc::invalid_argument when the handle is made; a value over
+/// config::max_value_size, or a negative or absurd wait, throws it before any I/O. A name that
+/// holds another Redis type gives errc::wrong_type, changing nothing.
 #pragma once
 
 #include <chrono>
@@ -44,31 +45,39 @@ class client_core;
 RELOCK_API asio::io_context& io_of(client_core& core);
 }  // namespace detail
 
+/// \copydoc blocking_queue.hpp
 class RELOCK_API blocking_queue {
  public:
+  /// The name it was made with.
   const std::string& name() const { return name_; }
-  const std::string& key() const { return key_; }  // the name after the client's name_mapper
+  const std::string& key() const { return key_; }  ///< the name after the client's name_mapper
 
-  // --- Blocking (throw relock::error on failure) ---
-  // Appends `value` at the tail. Always true (Redisson's offer on an unbounded queue).
+  /// \name Blocking (throw relock::error on failure)
+  ///@{
+
+  /// Appends `value` at the tail. Always true (Redisson's offer on an unbounded queue).
   bool offer(std::string_view value);
-  // The head, removed; nullopt when the queue is empty.
+  /// The head, removed; nullopt when the queue is empty.
   std::optional<std::string> poll();
-  // The head, waiting up to `wait` for one; nullopt when none came. A stop request ends the wait
-  // with errc::cancelled.
+  /// The head, waiting up to `wait` for one; nullopt when none came. A stop request ends the wait
+  /// with errc::cancelled.
   std::optional<std::string> poll(std::chrono::milliseconds wait, std::stop_token stop = {});
-  // The head, waiting as long as it takes; errc::cancelled on a stop request.
+  /// The head, waiting as long as it takes; errc::cancelled on a stop request.
   std::string take(std::stop_token stop = {});
+  /// The number of elements in the queue.
   std::int64_t size() const;
-  std::optional<std::string> peek() const;  // the head, left in place
-  // Removes the first element equal to `value`; false when there was none.
+  std::optional<std::string> peek() const;  ///< the head, left in place
+  /// Removes the first element equal to `value`; false when there was none.
   bool remove(std::string_view value);
-  // Deletes the queue; false when it was already empty.
+  /// Deletes the queue; false when it was already empty.
   bool clear();
+  ///@}
 
-  // --- Async: any completion token; the handler runs on relock's I/O thread unless it has an
-  // executor of its own ---
-  // void(std::error_code)
+  /// \name Async: any completion token
+  /// The handler runs on relock's I/O thread unless it has an executor of its own.
+  ///@{
+
+  /// void(std::error_code): appends `value` at the tail, as offer().
   template <class Token>
   auto async_offer(std::string value, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code)>(
@@ -78,8 +87,8 @@ class RELOCK_API blocking_queue {
         },
         token, std::move(value));
   }
-  // void(std::error_code, std::optional<std::string>): waits up to `wait` (empty: no wait, as
-  // poll(); README, "The contract"); nullopt when none came.
+  /// void(std::error_code, std::optional<std::string>): waits up to `wait` (empty: no wait, as
+  /// poll(); README, "The contract"); nullopt when none came.
   template <class Token>
   auto async_poll(std::optional<std::chrono::milliseconds> wait, std::stop_token stop,
                   Token&& token) {
@@ -93,7 +102,7 @@ class RELOCK_API blocking_queue {
         },
         token, wait, std::move(stop));
   }
-  // void(std::error_code, std::string): the head, waiting as long as it takes (take()).
+  /// void(std::error_code, std::string): the head, waiting as long as it takes (take()).
   template <class Token>
   auto async_take(std::stop_token stop, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code, std::string)>(
@@ -109,6 +118,7 @@ class RELOCK_API blocking_queue {
         },
         token, std::move(stop));
   }
+  ///@}
 
  private:
   friend class client;  // makes every handle

@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock::count_down_latch: Redisson's RCountDownLatch in C++, on the same data
-// (docs/data-layout.md §7): the name holds the count; count_down decrements it, deletes it at
-// zero and then publishes 0 on redisson_countdownlatch__channel__{name} (literal braces, as
-// Redisson writes it), which opens every awaiter in every process and language at once: sync
-// and async alike (redisson/redisson#5349 completed only the first async one). A latch whose
-// name holds nothing is open.
-//
-// Waiting: an awaiter listens on the channel, and looks at the count again every second, so a
-// lost message delays it by at most that.
-//
-// A cheap handle; it must not outlive its client. Thread-safe. Misuse: an empty or oversized
-// name throws errc::invalid_argument when the handle is made; a count below 1 or a negative or
-// absurd wait throws it before any I/O; a name holding anything but an integer string gives
-// errc::wrong_type, changing nothing.
+/// \file
+/// relock::count_down_latch: Redisson's RCountDownLatch in C++, on the same data
+/// (docs/data-layout.md §7): the name holds the count; count_down decrements it, deletes it at
+/// zero and then publishes 0 on redisson_countdownlatch__channel__{name} (literal braces, as
+/// Redisson writes it), which opens every awaiter in every process and language at once: sync
+/// and async alike (redisson/redisson#5349 completed only the first async one). A latch whose
+/// name holds nothing is open.
+///
+/// Waiting: an awaiter listens on the channel, and looks at the count again every second, so a
+/// lost message delays it by at most that.
+///
+/// A cheap handle; it must not outlive its client. Thread-safe. Misuse: an empty or oversized
+/// name throws errc::invalid_argument when the handle is made; a count below 1 or a negative or
+/// absurd wait throws it before any I/O; a name holding anything but an integer string gives
+/// errc::wrong_type, changing nothing.
 #pragma once
 
 #include <chrono>
@@ -34,26 +35,36 @@ class client_core;
 RELOCK_API asio::io_context& io_of(client_core& core);
 }  // namespace detail
 
+/// \copydoc count_down_latch.hpp
 class RELOCK_API count_down_latch {
  public:
+  /// The name it was made with.
   const std::string& name() const { return name_; }
+  /// The name after the client's name_mapper.
   const std::string& key() const { return key_; }
 
-  // --- Blocking (throw relock::error on failure) ---
-  // Sets the count only when the name holds nothing (the latch is open); false otherwise.
-  bool try_set_count(std::int64_t count);
-  void count_down();
-  // The count now; 0 when open.
-  std::int64_t count() const;
-  // Waits until the latch opens; errc::cancelled on a stop request.
-  void await(std::stop_token stop = {});
-  // Waits up to `wait`; false when the latch was still closed then.
-  bool await(std::chrono::milliseconds wait, std::stop_token stop = {});
-  // Deletes the latch (opening it for every awaiter); false when it was open already.
-  bool delete_latch();
+  /// \name Blocking (throw relock::error on failure)
+  ///@{
 
-  // --- Async ---
-  // void(std::error_code, bool opened): waits up to `wait` (empty: for ever).
+  /// Sets the count only when the name holds nothing (the latch is open); false otherwise.
+  bool try_set_count(std::int64_t count);
+  /// Decrements the count; at zero, deletes it and opens the latch for every awaiter. Does
+  /// nothing on an open latch.
+  void count_down();
+  /// The count now; 0 when open.
+  std::int64_t count() const;
+  /// Waits until the latch opens; errc::cancelled on a stop request.
+  void await(std::stop_token stop = {});
+  /// Waits up to `wait`; false when the latch was still closed then.
+  bool await(std::chrono::milliseconds wait, std::stop_token stop = {});
+  /// Deletes the latch (opening it for every awaiter); false when it was open already.
+  bool delete_latch();
+  ///@}
+
+  /// \name Async
+  ///@{
+
+  /// void(std::error_code, bool opened): waits up to `wait` (empty: for ever).
   template <class Token>
   auto async_await(std::optional<std::chrono::milliseconds> wait, std::stop_token stop,
                    Token&& token) {
@@ -66,7 +77,7 @@ class RELOCK_API count_down_latch {
         },
         token, wait, std::move(stop));
   }
-  // void(std::error_code)
+  /// void(std::error_code): as count_down().
   template <class Token>
   auto async_count_down(Token&& token) {
     return asio::async_initiate<Token, void(std::error_code)>(
@@ -75,6 +86,7 @@ class RELOCK_API count_down_latch {
         },
         token);
   }
+  ///@}
 
  private:
   friend class client;  // makes every handle

@@ -1,27 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
-// relock::mutex: Redisson's RLock in C++. A reentrant, leased, distributed mutex whose data in
-// Redis is exactly Redisson's (see docs/data-layout.md §2), so Java and C++ can share a name.
-// The same handle serves every kind of hold: client.lock (RLock), client.non_reentrant_lock, and
-// each side of client.read_write_lock (§4); the kind decides the data, the surface is this one.
-//
-// A mutex is a cheap handle (client + name + kind): copy it, make one per use, or keep one; it must
-// not outlive its client. It satisfies the standard TimedLockable requirements for the calling
-// thread, so std::unique_lock, std::scoped_lock and try_lock_for work. Every operation also
-// has an async form taking any Asio completion token and an explicit relock::owner.
-//
-// Lease: with none, the hold lives config::watchdog_lease (30 s) and the client's watchdog
-// renews it every lease/3 while held; with an explicit lease, the hold simply expires then.
-// A hold that the watchdog finds gone (errc::lock_lost), or could not renew before its validity
-// deadline (errc::renewal_failed; see valid_until()), is lost: config::on_lock_lost and the hold's
-// on_lost hear of it, and the owner's next unlock reports errc::lock_lost.
-//
-// Waiting rides through a lost connection: a dropped connection or a restarted server inside the
-// wait is a reason to reconnect, resubscribe and try again; the wait fails with
-// errc::connection only when its deadline passes with Redis still unreachable.
-//
-// Misuse: an empty name or one over 64 KiB throws errc::invalid_argument when the handle is
-// made; negative or absurd durations (over 100 years) throw it before any I/O. Blocking calls
-// on relock's own I/O thread (from inside a completion handler) throw errc::would_deadlock.
+/// \file
+/// relock::mutex: Redisson's RLock in C++. A reentrant, leased, distributed mutex whose data in
+/// Redis is exactly Redisson's (see docs/data-layout.md §2), so Java and C++ can share a name.
+/// The same handle serves every kind of hold: client.lock (RLock), client.non_reentrant_lock, and
+/// each side of client.read_write_lock (§4); the kind decides the data, the surface is this one.
+///
+/// A mutex is a cheap handle (client + name + kind): copy it, make one per use, or keep one; it
+/// must not outlive its client. It satisfies the standard TimedLockable requirements for the
+/// calling thread, so std::unique_lock, std::scoped_lock and try_lock_for work. Every operation
+/// also has an async form taking any Asio completion token and an explicit relock::owner.
+///
+/// Lease: with none, the hold lives config::watchdog_lease (30 s) and the client's watchdog
+/// renews it every lease/3 while held; with an explicit lease, the hold simply expires then.
+/// A hold that the watchdog finds gone (errc::lock_lost), or could not renew before its validity
+/// deadline (errc::renewal_failed; see valid_until()), is lost: config::on_lock_lost and the hold's
+/// on_lost hear of it, and the owner's next unlock reports errc::lock_lost.
+///
+/// Waiting rides through a lost connection: a dropped connection or a restarted server inside the
+/// wait is a reason to reconnect, resubscribe and try again; the wait fails with
+/// errc::connection only when its deadline passes with Redis still unreachable.
+///
+/// Misuse: an empty name or one over 64 KiB throws errc::invalid_argument when the handle is
+/// made; negative or absurd durations (over 100 years) throw it before any I/O. Blocking calls
+/// on relock's own I/O thread (from inside a completion handler) throw errc::would_deadlock.
 #pragma once
 
 #include <chrono>
@@ -52,62 +53,82 @@ struct lock_access;
 RELOCK_API asio::io_context& io_of(client_core& core);
 }  // namespace detail
 
+/// \copydoc lock.hpp
 class RELOCK_API mutex : public detail::lockable<mutex> {
  public:
+  /// The name it was made with, as Redisson names the lock.
   const std::string& name() const { return name_; }
-  const std::string& key() const { return key_; }  // the name after the client's name_mapper
+  const std::string& key() const { return key_; }  ///< the name after the client's name_mapper
 
-  // --- Blocking, for the calling thread (TimedLockable) ---
-  // lock(), lock(lease), lock(stop, lease), try_lock(), try_lock(wait[, lease]),
-  // try_lock_for, try_lock_until: detail::lockable.
-  // Never throws (it runs in std::unique_lock's destructor): a failure goes to the client's
-  // on_unlock_error / on_lock_lost callbacks and the log.
+  /// \name Blocking, for the calling thread (TimedLockable)
+  /// lock(), lock(lease), lock(stop, lease), try_lock(), try_lock(wait[, lease]),
+  /// try_lock_for, try_lock_until: detail::lockable.
+  ///@{
+
+  /// Never throws (it runs in std::unique_lock's destructor): a failure goes to the client's
+  /// on_unlock_error / on_lock_lost callbacks and the log.
   void unlock() noexcept;
-  // The same, handing the failure (not_owner, lock_lost, connection...) to the caller.
+  /// The same, handing the failure (not_owner, lock_lost, connection...) to the caller.
   void unlock(std::error_code& ec) noexcept;
+  ///@}
 
-  // --- Queries and administration (throw relock::error on failure) ---
-  // Deletes the lock whoever holds it and wakes waiters; false when it was free. Refuses with
-  // errc::wrong_type, changing nothing, a name that holds anything but a lock's hash.
+  /// \name Queries and administration (throw relock::error on failure)
+  ///@{
+
+  /// Deletes the lock whoever holds it and wakes waiters; false when it was free. Refuses with
+  /// errc::wrong_type, changing nothing, a name that holds anything but a lock's hash.
   bool force_unlock();
+  /// Whether anyone holds the lock, in any process (either side, for a read-write lock).
   bool is_locked() const;
+  /// Whether the calling thread holds it.
   bool is_held_by_current_thread() const;
+  /// Whether `o`, an owner of this client, holds it.
   bool is_held_by(owner o) const;
-  std::int64_t hold_count() const;  // the calling thread's holds
+  std::int64_t hold_count() const;  ///< the calling thread's holds
+  /// `o`'s holds: how many times it acquired the lock without releasing it.
   std::int64_t hold_count(owner o) const;
-  // The same for any client's owner field ("<client-id>:<thread-id>", e.g. a Redisson
-  // thread's), taken as an opaque string.
+  /// The same for any client's owner field ("<client-id>:<thread-id>", such as a Redisson
+  /// thread's), taken as an opaque string.
   bool is_held_by(std::string_view owner_field) const;
+  /// The holds of any client's owner field, taken as an opaque string.
   std::int64_t hold_count(std::string_view owner_field) const;
-  // This client's field for `o`, as written in the lock's hash.
+  /// This client's field for `o`, as written in the lock's hash.
   std::string owner_field(owner o) const { return field(o); }
-  // Time left on the hold; nullopt when the lock is free; milliseconds::max() when the key has
-  // no expiry.
+  /// Time left on the hold; nullopt when the lock is free; milliseconds::max() when the key has
+  /// no expiry.
   std::optional<std::chrono::milliseconds> remaining_lease() const;
+  ///@}
 
-  // --- Local validity: what this client knows without asking Redis ---
-  // Until when the calling thread's (or `o`'s) hold is certainly valid, on the steady clock:
-  // the sending time of its last confirmed acquire or renewal, plus the lease, minus a margin
-  // for the server's clock running fast (1% of the lease + 2 ms). Nothing but a fault outside
-  // the lock's rules (someone deleting the key, Redis losing data) ends the hold before then.
-  // A watchdog-renewed hold whose renewals cannot get through is reported lost (on_lost,
-  // errc::renewal_failed) by this deadline. nullopt when this client records no such hold; a
-  // time in the past when a fixed lease has run out. Answered by relock's I/O thread (no I/O).
+  /// \name Local validity: what this client knows without asking Redis
+  ///@{
+
+  /// Until when the calling thread's (or `o`'s) hold is certainly valid, on the steady clock:
+  /// the sending time of its last confirmed acquire or renewal, plus the lease, minus a margin
+  /// for the server's clock running fast (1% of the lease + 2 ms). Nothing but a fault outside
+  /// the lock's rules (someone deleting the key, Redis losing data) ends the hold before then.
+  /// A watchdog-renewed hold whose renewals cannot get through is reported lost (on_lost,
+  /// errc::renewal_failed) by this deadline. nullopt when this client records no such hold; a
+  /// time in the past when a fixed lease has run out. Answered by relock's I/O thread (no I/O).
   std::optional<std::chrono::steady_clock::time_point> valid_until() const;
+  /// The same for the owner `o`.
   std::optional<std::chrono::steady_clock::time_point> valid_until(owner o) const;
-  // The same as the time left from now (zero once passed).
+  /// The same as the time left from now (zero once passed).
   std::optional<std::chrono::milliseconds> valid_for() const;
+  /// The same for the owner `o`.
   std::optional<std::chrono::milliseconds> valid_for(owner o) const;
+  ///@}
 
-  // --- Async: any completion token (callback, asio::use_future, asio::use_awaitable) ---
-  // The handler runs on its associated executor (relock's I/O thread when it has none). Such an
-  // executor's context must outlive the client: relock posts to it from its own thread.
-  // An operation keeps its own copy of the handle, so one started on a temporary (deferred,
-  // awaited) completes as on a named handle. A wait ends with errc::cancelled on a stop request
-  // (options.stop) or on a cancellation of the handler's Asio cancellation slot (any type;
-  // bind_cancellation_slot, awaitable operators), leaving no hold; unlock, one round trip,
-  // ignores cancellation and completes within the command timeout.
-  // void(std::error_code): acquired, or an error (not_acquired when options.wait ran out).
+  /// \name Async: any completion token (callback, asio::use_future, asio::use_awaitable)
+  /// The handler runs on its associated executor (relock's I/O thread when it has none). Such an
+  /// executor's context must outlive the client: relock posts to it from its own thread.
+  /// An operation keeps its own copy of the handle, so one started on a temporary (deferred,
+  /// awaited) completes as on a named handle. A wait ends with errc::cancelled on a stop request
+  /// (options.stop) or on a cancellation of the handler's Asio cancellation slot (any type;
+  /// bind_cancellation_slot, awaitable operators), leaving no hold; unlock, one round trip,
+  /// ignores cancellation and completes within the command timeout.
+  ///@{
+
+  /// void(std::error_code): acquired, or an error (not_acquired when options.wait ran out).
   template <class Token>
   auto async_lock(owner o, lock_options options, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code)>(
@@ -124,7 +145,7 @@ class RELOCK_API mutex : public detail::lockable<mutex> {
         },
         token, o, std::move(options));
   }
-  // void(std::error_code, bool acquired): waits at most options.wait (no wait when empty).
+  /// void(std::error_code, bool acquired): waits at most options.wait (no wait when empty).
   template <class Token>
   auto async_try_lock(owner o, lock_options options, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code, bool)>(
@@ -140,7 +161,7 @@ class RELOCK_API mutex : public detail::lockable<mutex> {
         },
         token, o, std::move(options));
   }
-  // void(std::error_code): not_owner when `o` holds nothing, lock_lost when its hold expired.
+  /// void(std::error_code): not_owner when `o` holds nothing, lock_lost when its hold expired.
   template <class Token>
   auto async_unlock(owner o, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code)>(
@@ -151,6 +172,7 @@ class RELOCK_API mutex : public detail::lockable<mutex> {
         },
         token, o);
   }
+  ///@}
 
  private:
   friend class client;  // makes every handle

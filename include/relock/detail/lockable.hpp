@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// The blocking surface every lock shares (relock::mutex and the lock sets), written once: the
-// standard's Lockable and TimedLockable calls for the calling thread, and relock's lease and
-// stop-token forms. `Self` provides one private call that does the work,
-//   acquire_blocking(owner, lock_options, bool empty_wait_is_forever) -> {.acquired, ...},
-// and befriends this class.
+/// \file
+/// The blocking surface every lock shares (relock::mutex and the lock sets), written once: the
+/// standard's Lockable and TimedLockable calls for the calling thread, and relock's lease and
+/// stop-token forms. `Self` provides one private call that does the work,
+///   acquire_blocking(owner, lock_options, bool empty_wait_is_forever) -> {.acquired, ...},
+/// and befriends this class.
 #pragma once
 
 #include <chrono>
@@ -17,28 +18,34 @@
 
 namespace relock::detail {
 
+/// \copydoc detail/lockable.hpp
 template <class Self>
 class lockable {
  public:
-  // Waits for ever; the watchdog lease (or `lease`).
+  /// Waits for ever; the watchdog lease. Throws relock::error on failure.
   void lock() { acquire({}, {}, {}, true); }
+  /// Waits for ever; the hold lives `lease` (never renewed).
   void lock(std::chrono::milliseconds lease) { acquire({}, lease, {}, true); }
-  // Ends with errc::cancelled when `stop` is requested first.
+  /// Ends with errc::cancelled when `stop` is requested first; the watchdog lease (or `lease`).
   void lock(std::stop_token stop, std::optional<std::chrono::milliseconds> lease = {}) {
     acquire({}, lease, std::move(stop), true);
   }
-  // One attempt; or waits at most `wait`.
+  /// One attempt; true when acquired.
   bool try_lock() { return acquire({}, {}, {}, false); }
+  /// Waits at most `wait`; true when acquired.
   bool try_lock(std::chrono::milliseconds wait) { return acquire(wait, {}, {}, false); }
+  /// Waits at most `wait`; the hold lives `lease` (never renewed).
   bool try_lock(std::chrono::milliseconds wait, std::chrono::milliseconds lease) {
     return acquire(wait, lease, {}, false);
   }
+  /// Waits at most `wait`, of any duration type; zero or less tries once (TimedLockable).
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
     // As std::timed_mutex: a wait that is zero or less tries once.
     if (wait <= wait.zero()) return try_lock();
     return try_lock(to_millis(wait, "wait"));
   }
+  /// Waits until `until`, on any clock (TimedLockable).
   template <class Clock, class Duration>
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& until) {
     return try_lock_for(until - Clock::now());
