@@ -46,8 +46,6 @@ RELOCK_API asio::io_context& io_of(client_core& core);
 /// \copydoc delayed_queue.hpp
 class RELOCK_API delayed_queue {
  public:
-  // Starts this client's transfer for `destination` (if not running already).
-
   /// The name of the blocking queue it feeds.
   const std::string& destination() const { return destination_; }
 
@@ -80,6 +78,7 @@ class RELOCK_API delayed_queue {
 
  private:
   friend class client;  // makes every handle
+  // Starts this client's transfer for `destination` (if not running already).
   delayed_queue(std::shared_ptr<detail::client_core> core, std::string destination);
 
   asio::io_context& io() const { return detail::io_of(*core_); }
