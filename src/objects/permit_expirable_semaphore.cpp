@@ -72,11 +72,12 @@ void acquire_permit(const std::shared_ptr<detail::client_core>& core, const std:
 }  // namespace
 
 void permit_expirable_semaphore::start_acquire(permit_options options, acquire_done done) {
-  acquire_permit(core_, key_, channel_, options_.wait_when_absent, std::move(options),
-                 [done = std::move(done)](std::error_code ec, acquire_result r) mutable {
-                   if (ec || !r.acquired) return done(ec, std::nullopt);
-                   done(ec, std::move(r.token));
-                 });
+  acquire_permit(
+      core_, key_, channel_, options_.wait_when_absent, std::move(options),
+      [self = *this, done = std::move(done)](std::error_code ec, acquire_result r) mutable {
+        if (ec || !r.acquired) return done(ec, std::nullopt);
+        done(ec, permit::with_id(self, std::move(r.token)));
+      });
 }
 
 std::optional<std::string> permit_expirable_semaphore::acquire_blocking(permit_options options) {
@@ -90,50 +91,46 @@ std::optional<std::string> permit_expirable_semaphore::acquire_blocking(permit_o
   return std::move(result.token);
 }
 
-std::string permit_expirable_semaphore::acquire(std::optional<std::chrono::milliseconds> lease,
-                                                std::stop_token stop) {
+permit permit_expirable_semaphore::acquire(std::optional<std::chrono::milliseconds> lease,
+                                           std::stop_token stop) {
   permit_options o;
   if (lease) o.lease = detail::to_millis(*lease, "lease");
   o.stop = std::move(stop);
   auto id = acquire_blocking(std::move(o));
   if (!id)
     throw error(errc::connection, "semaphore '" + name_ + "': acquire ended without a permit");
-  return std::move(*id);
+  return permit::with_id(*this, std::move(*id));
 }
 
-std::optional<std::string> permit_expirable_semaphore::try_acquire(
+std::optional<permit> permit_expirable_semaphore::try_acquire(
     std::chrono::milliseconds wait, std::optional<std::chrono::milliseconds> lease,
     std::stop_token stop) {
   permit_options o;
   o.wait = detail::to_millis(wait, "wait");
   if (lease) o.lease = detail::to_millis(*lease, "lease");
   o.stop = std::move(stop);
-  return acquire_blocking(std::move(o));
+  auto id = acquire_blocking(std::move(o));
+  if (!id) return std::nullopt;
+  return permit::with_id(*this, std::move(*id));
 }
 
-void permit_expirable_semaphore::start_release(std::string permit_id,
-                                               detail::completion<void(std::error_code)> done) {
-  if (core_->stopped()) return done(errc::cancelled);
+void permit_expirable_semaphore::start_release(std::string permit_id, release_done done) {
+  if (core_->stopped()) return done(errc::cancelled, "the client has been destroyed");
   std::string id;
   try {
     id = checked_id(permit_id);
   } catch (const error& e) {
-    return done(e.code());
+    return done(e.code(), e.what());
   }
   detail::release_request r{key_, channel_, id, id, &detail::permit_hold, false};
-  detail::start_release(
-      core_, std::move(r),
-      [done = std::move(done)](std::error_code ec, std::string) mutable { done(ec); });
+  detail::start_release(core_, std::move(r), std::move(done));
 }
 
 void permit_expirable_semaphore::release(std::string_view permit_id) {
   const std::string id = checked_id(permit_id);
   detail::refuse_io_thread(*core_, "release");
-  auto [ec, text] = detail::wait_for<std::error_code, std::string>([&](auto done) {
-    detail::start_release(
-        core_, detail::release_request{key_, channel_, id, id, &detail::permit_hold, false},
-        std::move(done));
-  });
+  auto [ec, text] = detail::wait_for<std::error_code, std::string>(
+      [&](auto done) { start_release(id, std::move(done)); });
   if (ec) {
     throw error(ec, "semaphore '" + name_ + "': release of permit " + id + ": " +
                         (text.empty() ? ec.message() : text));

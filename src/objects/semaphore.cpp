@@ -13,12 +13,15 @@
 #include "objects/sync_wait.hpp"
 
 namespace relock {
+
+static_assert(semaphore::max() == detail::max_permits);
+
 namespace {
 
 using detail::acquire_result;
 
 // The waiting acquire of `permits`, through the one waiting loop.
-void acquire_permits(const std::shared_ptr<detail::client_core>& core, const std::string& key,
+void acquire_counted(const std::shared_ptr<detail::client_core>& core, const std::string& key,
                      const std::string& channel, bool wait_when_absent, std::int64_t permits,
                      std::optional<std::chrono::milliseconds> wait, std::stop_token stop,
                      detail::completion<void(std::error_code, acquire_result)> done) {
@@ -46,20 +49,20 @@ semaphore::semaphore(std::shared_ptr<detail::client_core> core, std::string name
 
 void semaphore::start_acquire(std::int64_t permits, std::optional<std::chrono::milliseconds> wait,
                               std::stop_token stop, acquire_done done) {
-  acquire_permits(core_, key_, channel_, options_.wait_when_absent, permits, wait, std::move(stop),
+  acquire_counted(core_, key_, channel_, options_.wait_when_absent, permits, wait, std::move(stop),
                   [done = std::move(done)](std::error_code ec, acquire_result r) mutable {
                     done(ec, r.acquired);
                   });
 }
 
-void semaphore::start_release(std::int64_t permits,
-                              detail::completion<void(std::error_code)> done) {
-  if (core_->stopped()) return done(errc::cancelled);
-  if (permits < 1 || permits > detail::max_permits) return done(errc::invalid_argument);
+void semaphore::start_release(std::int64_t permits, release_done done) {
+  if (core_->stopped()) return done(errc::cancelled, "the client has been destroyed");
+  if (permits < 1 || permits > detail::max_permits) {
+    return done(errc::invalid_argument,
+                "permits to release must be between 1 and " + std::to_string(detail::max_permits));
+  }
   detail::release_request r{key_, channel_, {}, {}, &detail::semaphore_release, false, permits};
-  detail::start_release(
-      core_, std::move(r),
-      [done = std::move(done)](std::error_code ec, std::string) mutable { done(ec); });
+  detail::start_release(core_, std::move(r), std::move(done));
 }
 
 bool semaphore::acquire_blocking(std::int64_t permits,
@@ -68,7 +71,7 @@ bool semaphore::acquire_blocking(std::int64_t permits,
   detail::check_permits(permits, 1, "permits to acquire");
   detail::refuse_io_thread(*core_, "acquire");
   auto [ec, result] = detail::wait_for<std::error_code, acquire_result>([&](auto done) {
-    acquire_permits(core_, key_, channel_, options_.wait_when_absent, permits, wait,
+    acquire_counted(core_, key_, channel_, options_.wait_when_absent, permits, wait,
                     std::move(stop), std::move(done));
   });
   if (ec) throw error(ec, "semaphore '" + name_ + "': " + result.detail);
@@ -88,15 +91,28 @@ bool semaphore::try_acquire(std::int64_t permits, std::chrono::milliseconds wait
   return acquire_blocking(permits, detail::to_millis(wait, "wait"), std::move(stop));
 }
 
+permit semaphore::acquire_permits(std::int64_t permits, std::stop_token stop) {
+  // A permit for permits not taken would add them on its way out.
+  if (!acquire_blocking(permits, std::nullopt, std::move(stop))) {
+    throw error(errc::connection, "semaphore '" + name_ + "': acquire ended without the permits");
+  }
+  return permit::counting(*this, permits);
+}
+
+std::optional<permit> semaphore::try_acquire_permits(std::int64_t permits,
+                                                     std::chrono::milliseconds wait,
+                                                     std::stop_token stop) {
+  if (!acquire_blocking(permits, detail::to_millis(wait, "wait"), std::move(stop))) {
+    return std::nullopt;
+  }
+  return permit::counting(*this, permits);
+}
+
 void semaphore::release(std::int64_t permits) {
   detail::check_permits(permits, 1, "permits to release");
   detail::refuse_io_thread(*core_, "release");
-  auto [ec, detail_text] = detail::wait_for<std::error_code, std::string>([&](auto done) {
-    detail::start_release(
-        core_,
-        detail::release_request{key_, channel_, {}, {}, &detail::semaphore_release, false, permits},
-        std::move(done));
-  });
+  auto [ec, detail_text] = detail::wait_for<std::error_code, std::string>(
+      [&](auto done) { start_release(permits, std::move(done)); });
   if (ec) {
     throw error(ec, "semaphore '" + name_ +
                         "': release: " + (detail_text.empty() ? ec.message() : detail_text));

@@ -25,7 +25,7 @@ TEST_F(cli, semaphore_release_gives_a_stuck_permit_back_by_its_id) {
   relock::client holder(settings_for(server_));
   auto pool = holder.permit_expirable_semaphore("pool");
   ASSERT_TRUE(pool.try_set_permits(2));
-  const auto id = pool.acquire(60s);  // a holder that will never give it back
+  const auto id = pool.acquire(60s).detach();  // a holder that will never give it back
   ASSERT_TRUE(is_permit_id(id));
   EXPECT_EQ(raw_.command({"GET", "pool"}).str, "1");
 
@@ -47,7 +47,7 @@ TEST_F(cli, semaphore_set_and_add_change_the_permits) {
   relock::client holder(settings_for(server_));
   auto pool = holder.permit_expirable_semaphore("pool");
   ASSERT_TRUE(pool.try_set_permits(2));
-  pool.acquire(60s);
+  (void)pool.acquire(60s).detach();  // taken for good: the holder never gives it back
   auto set = run({"semaphore", "set", "pool", "5"});
   EXPECT_EQ(set.code, 0) << set.err;
   EXPECT_EQ(set.out, "pool: 4 available, 1 taken\n");  // 5 in all, the taken one included
@@ -92,7 +92,7 @@ TEST_F(cli, semaphore_add_past_a_java_int_is_refused_changing_nothing) {
   relock::client holder(settings_for(server_));
   auto pool = holder.permit_expirable_semaphore("pool");
   ASSERT_TRUE(pool.try_set_permits(2));
-  pool.acquire(60s);
+  (void)pool.acquire(60s).detach();  // taken for good: the holder never gives it back
   const auto held = digest(raw_);
   EXPECT_EQ(run({"semaphore", "add", "pool", "2147483646"}).code, 2);
   EXPECT_EQ(digest(raw_), held);

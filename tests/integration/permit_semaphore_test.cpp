@@ -58,7 +58,8 @@ struct holder_child {
       auto settings = settings_for(server);
       settings.watchdog_lease = watchdog_lease;
       relock::client c(settings);
-      const std::string id = c.permit_expirable_semaphore("pes").acquire(lease);
+      // Detached: the permit stays taken until the test kills this process.
+      const std::string id = c.permit_expirable_semaphore("pes").acquire(lease).detach();
       if (write(ids[1], id.data(), id.size()) != static_cast<ssize_t>(id.size())) return 2;
       char byte = 0;
       while (read(alive[0], &byte, 1) > 0) {
@@ -105,7 +106,7 @@ TEST(permit_semaphore, acquire_returns_a_hex_id_held_as_sixteen_bytes_scored_by_
   EXPECT_EQ(raw.command({"GET", "pes"}).str, "2");
 
   const auto before = unix_ms();
-  const std::string id = sem.acquire(10s);
+  const std::string id = sem.acquire(10s).detach();  // given back by id below
   const auto after = unix_ms();
   EXPECT_TRUE(is_permit_id(id)) << id;
   EXPECT_EQ(raw.command({"ZCARD", timeout_key}).integer, 1);
@@ -117,10 +118,10 @@ TEST(permit_semaphore, acquire_returns_a_hex_id_held_as_sixteen_bytes_scored_by_
   EXPECT_EQ(sem.available_permits(), 1);
   EXPECT_EQ(sem.acquired_permits(), 1);
 
-  const auto other = sem.try_acquire(0ms, 5s);
+  auto other = sem.try_acquire(0ms, 5s);
   ASSERT_TRUE(other);
-  EXPECT_TRUE(is_permit_id(*other));
-  EXPECT_NE(*other, id);
+  EXPECT_TRUE(is_permit_id(other->id()));
+  EXPECT_NE(other->id(), id);
   EXPECT_FALSE(sem.try_acquire());
   EXPECT_EQ(sem.acquired_permits(), 2);
 
@@ -131,7 +132,8 @@ TEST(permit_semaphore, acquire_returns_a_hex_id_held_as_sixteen_bytes_scored_by_
   const auto heard = sub.next(5s);
   ASSERT_TRUE(heard);
   EXPECT_EQ(*heard, "1") << "a release publishes the new count";
-  sem.release(*other);
+  other->release();
+  EXPECT_FALSE(*other);
   EXPECT_EQ(sem.available_permits(), 2);
   EXPECT_EQ(sem.acquired_permits(), 0);
   EXPECT_EQ(raw.command({"ZCARD", timeout_key}).integer, 0);
@@ -153,15 +155,15 @@ TEST(permit_semaphore, a_killed_holder_frees_its_permit_when_its_lease_ends) {
   auto sem = client.permit_expirable_semaphore("pes");
   const auto expiry = expiry_of(raw, dead);
   ASSERT_TRUE(expiry);
-  const auto id = sem.try_acquire(10s, 5s);
+  const auto taken = sem.try_acquire(10s, 5s);
   const auto got_at = unix_ms();
-  ASSERT_TRUE(id) << "the dead holder's permit never came back";
+  ASSERT_TRUE(taken) << "the dead holder's permit never came back";
   EXPECT_GE(got_at, *expiry) << "freed before its lease ended";
   EXPECT_LE(got_at, *expiry + 500);
   std::cout << "the dead holder's permit was taken " << got_at - *expiry
             << " ms after its lease ended" << std::endl;
   EXPECT_FALSE(expiry_of(raw, dead));
-  EXPECT_TRUE(expiry_of(raw, *id));
+  EXPECT_TRUE(expiry_of(raw, taken->id()));
 }
 
 // A holder without a lease, its watchdog renewing it (watchdog_lease 1.5 s, a renewal every
@@ -189,9 +191,9 @@ TEST(permit_semaphore, a_killed_holder_without_a_lease_frees_its_permit_within_t
 
   relock::client client(settings_for(server));
   auto sem = client.permit_expirable_semaphore("pes");
-  const auto id = sem.try_acquire(10s, 5s);
+  const auto taken = sem.try_acquire(10s, 5s);
   const auto got_at = unix_ms();
-  ASSERT_TRUE(id) << "the dead holder's permit never came back";
+  ASSERT_TRUE(taken) << "the dead holder's permit never came back";
   EXPECT_GE(got_at, *last) << "freed before its watchdog lease ended";
   EXPECT_LE(got_at - killed_at, watchdog_lease / 1ms + 500);
   std::cout << "the dead holder's permit was taken " << got_at - killed_at << " ms after the kill, "
@@ -206,7 +208,7 @@ TEST(permit_semaphore, expired_permits_are_reclaimed_by_the_next_script_call) {
   relock::client client(settings_for(server));
   auto sem = client.permit_expirable_semaphore("pes");
   ASSERT_TRUE(sem.try_set_permits(1));
-  const std::string id = sem.acquire(200ms);
+  const std::string id = sem.acquire(200ms).detach();  // left to expire
   const auto expiry = expiry_of(raw, id);
   ASSERT_TRUE(expiry);
   raw_subscriber sub(server, channel);
@@ -230,7 +232,7 @@ TEST(permit_semaphore, update_lease_extends_a_permit_past_its_first_lease) {
   relock::client client(settings_for(server));
   auto sem = client.permit_expirable_semaphore("pes");
   ASSERT_TRUE(sem.try_set_permits(1));
-  const std::string id = sem.acquire(300ms);
+  const std::string id = sem.acquire(300ms).detach();  // given back by id below
   const auto first = expiry_of(raw, id);
   ASSERT_TRUE(first);
   EXPECT_TRUE(sem.update_lease(id, 3s));
@@ -265,14 +267,14 @@ TEST(permit_semaphore, release_of_an_unknown_permit_is_not_owner_and_of_an_expir
   EXPECT_EQ(raw.command({"GET", "pes"}).str, "1");
   EXPECT_EQ(raw.command({"EXISTS", timeout_key}).integer, 0);
 
-  const std::string id = sem.acquire(10s);
+  const std::string id = sem.acquire(10s).detach();  // given back by id below
   EXPECT_EQ(error_of([&] { sem.release(unknown); }), errc::not_owner);
   EXPECT_TRUE(expiry_of(raw, id));
   EXPECT_TRUE(sem.try_release(id));
   EXPECT_FALSE(sem.try_release(id));
   EXPECT_EQ(raw.command({"GET", "pes"}).str, "1");
 
-  const std::string expiring = sem.acquire(100ms);
+  const std::string expiring = sem.acquire(100ms).detach();
   const auto expiry = expiry_of(raw, expiring);
   ASSERT_TRUE(expiry);
   ASSERT_TRUE(wait_until([&] { return unix_ms() > *expiry + 20; }, 2s));
@@ -290,7 +292,8 @@ TEST(permit_semaphore, a_permit_without_a_lease_is_held_for_three_watchdog_lease
   relock::client client(settings);
   auto sem = client.permit_expirable_semaphore("pes");
   ASSERT_TRUE(sem.try_set_permits(1));
-  const std::string id = sem.acquire();
+  auto permit = sem.acquire();
+  const std::string id = permit.id();
   const auto first = expiry_of(raw, id);
   ASSERT_TRUE(first);
 
@@ -308,7 +311,7 @@ TEST(permit_semaphore, a_permit_without_a_lease_is_held_for_three_watchdog_lease
   EXPECT_EQ(sem.available_permits(), 0);
   EXPECT_EQ(sem.acquired_permits(), 1);
   EXPECT_FALSE(sem.try_acquire());
-  sem.release(id);
+  permit.release();
   EXPECT_EQ(sem.available_permits(), 1);
 }
 
@@ -322,7 +325,7 @@ TEST(permit_semaphore, set_add_and_async_acquire_and_release) {
   auto sem = client.permit_expirable_semaphore("pes");
   sem.add_permits(3);
   EXPECT_EQ(raw.command({"GET", "pes"}).str, "3");
-  const auto held = sem.acquire(10s);
+  auto held = sem.acquire(10s);
   sem.set_permits(5);
   EXPECT_EQ(sem.available_permits(), 4);
   EXPECT_EQ(sem.acquired_permits(), 1);
@@ -332,21 +335,22 @@ TEST(permit_semaphore, set_add_and_async_acquire_and_release) {
   auto waiting = sem.async_acquire({.lease = 5s, .wait = 10s}, asio::use_future);
   ASSERT_TRUE(wait_until([&] { return subscribed(raw, channel); }, 5s));
   EXPECT_EQ(waiting.wait_for(0ms), std::future_status::timeout);
-  sem.async_release(held, asio::use_future).get();
+  held.async_release(asio::use_future).get();
+  EXPECT_FALSE(held);
   ASSERT_EQ(waiting.wait_for(5s), std::future_status::ready);
-  const auto id = waiting.get();
+  auto id = waiting.get();
   ASSERT_TRUE(id);
-  EXPECT_TRUE(is_permit_id(*id));
+  EXPECT_TRUE(is_permit_id(id->id()));
   EXPECT_FALSE(sem.async_acquire({.wait = 0ms}, asio::use_future).get());
 
   std::promise<std::error_code> released;
-  sem.async_release(*id, [&](std::error_code ec) { released.set_value(ec); });
+  sem.async_release(id->detach(), [&](std::error_code ec) { released.set_value(ec); });
   auto r = released.get_future();
   ASSERT_EQ(r.wait_for(5s), std::future_status::ready);
   EXPECT_FALSE(r.get());
 
-  std::promise<std::pair<std::error_code, std::optional<std::string>>> called;
-  sem.async_acquire({.lease = 5s}, [&](std::error_code ec, std::optional<std::string> got) {
+  std::promise<std::pair<std::error_code, std::optional<relock::permit>>> called;
+  sem.async_acquire({.lease = 5s}, [&](std::error_code ec, std::optional<relock::permit> got) {
     called.set_value({ec, std::move(got)});
   });
   auto c = called.get_future();
@@ -354,17 +358,18 @@ TEST(permit_semaphore, set_add_and_async_acquire_and_release) {
   auto [ec, got] = c.get();
   EXPECT_FALSE(ec) << ec.message();
   ASSERT_TRUE(got);
-  EXPECT_TRUE(expiry_of(raw, *got));
+  EXPECT_TRUE(expiry_of(raw, got->id()));
 
   std::stop_source stop;
-  auto stopped = std::async(std::launch::async,
-                            [&] { return error_of([&] { sem.acquire(5s, stop.get_token()); }); });
+  auto stopped = std::async(std::launch::async, [&] {
+    return error_of([&] { (void)sem.acquire(5s, stop.get_token()); });
+  });
   ASSERT_TRUE(wait_until([&] { return subscribed(raw, channel); }, 5s));
   stop.request_stop();
   ASSERT_EQ(stopped.wait_for(5s), std::future_status::ready);
   EXPECT_EQ(stopped.get(), errc::cancelled);
   EXPECT_EQ(raw.command({"ZCARD", timeout_key}).integer, 1);
-  sem.release(*got);
+  got->release();
   EXPECT_EQ(sem.available_permits(), 1);
 }
 
@@ -377,8 +382,8 @@ TEST(permit_semaphore, absent_names_bad_ids_and_other_types_are_refused) {
   EXPECT_EQ(error_of([&] { client.permit_expirable_semaphore(""); }), errc::invalid_argument);
 
   auto sem = client.permit_expirable_semaphore("pes");
-  EXPECT_EQ(error_of([&] { sem.acquire(); }), errc::not_initialized);
-  EXPECT_EQ(error_of([&] { sem.try_acquire(1s); }), errc::not_initialized);
+  EXPECT_EQ(error_of([&] { (void)sem.acquire(); }), errc::not_initialized);
+  EXPECT_EQ(error_of([&] { (void)sem.try_acquire(1s); }), errc::not_initialized);
   EXPECT_EQ(raw.command({"EXISTS", "pes"}).integer, 0);
   EXPECT_EQ(raw.command({"EXISTS", timeout_key}).integer, 0);
 
@@ -397,19 +402,19 @@ TEST(permit_semaphore, absent_names_bad_ids_and_other_types_are_refused) {
     EXPECT_EQ(error_of([&] { sem.try_release(bad); }), errc::invalid_argument) << bad;
     EXPECT_EQ(error_of([&] { sem.update_lease(bad, 1s); }), errc::invalid_argument) << bad;
   }
-  EXPECT_EQ(error_of([&] { sem.update_lease(*id, -1ms); }), errc::invalid_argument);
-  EXPECT_EQ(error_of([&] { sem.acquire(-1ms); }), errc::invalid_argument);
-  EXPECT_EQ(error_of([&] { sem.try_acquire(-1ms); }), errc::invalid_argument);
-  EXPECT_EQ(error_of([&] { sem.try_acquire(0ms, -1ms); }), errc::invalid_argument);
+  EXPECT_EQ(error_of([&] { sem.update_lease(id->id(), -1ms); }), errc::invalid_argument);
+  EXPECT_EQ(error_of([&] { (void)sem.acquire(-1ms); }), errc::invalid_argument);
+  EXPECT_EQ(error_of([&] { (void)sem.try_acquire(-1ms); }), errc::invalid_argument);
+  EXPECT_EQ(error_of([&] { (void)sem.try_acquire(0ms, -1ms); }), errc::invalid_argument);
   EXPECT_EQ(error_of([&] { sem.try_set_permits(-1); }), errc::invalid_argument);
   EXPECT_EQ(raw.command({"GET", "pes"}).str, "0");
   EXPECT_EQ(raw.command({"ZCARD", timeout_key}).integer, 1);
 
   raw.command({"HSET", "hashed", "field", "value"});
   auto typed = client.permit_expirable_semaphore("hashed");
-  EXPECT_EQ(error_of([&] { typed.acquire(1s); }), errc::wrong_type);
-  EXPECT_EQ(error_of([&] { typed.try_acquire(); }), errc::wrong_type);
-  EXPECT_EQ(error_of([&] { typed.try_acquire(1s); }), errc::wrong_type);
+  EXPECT_EQ(error_of([&] { (void)typed.acquire(1s); }), errc::wrong_type);
+  EXPECT_EQ(error_of([&] { (void)typed.try_acquire(); }), errc::wrong_type);
+  EXPECT_EQ(error_of([&] { (void)typed.try_acquire(1s); }), errc::wrong_type);
   EXPECT_EQ(error_of([&] { typed.available_permits(); }), errc::wrong_type);
   EXPECT_EQ(error_of([&] { typed.try_set_permits(2); }), errc::wrong_type);
   EXPECT_EQ(error_of([&] { typed.add_permits(2); }), errc::wrong_type);

@@ -139,7 +139,7 @@ TEST_P(redisson_cluster_sync, permit_releases_wake_the_other_sides_waiters) {
     const auto java_id = j.call_ok("a", "pacquire " + name + " 30000").get<std::string>();
     EXPECT_EQ(node_of(name).command({"ZCARD", "{" + name + "}:timeout"}).integer, 1);
 
-    on_thread<std::optional<std::string>> waiter(
+    on_thread<std::optional<relock::permit>> waiter(
         [&sem](std::stop_token stop) { return sem.try_acquire(10s, 30s, stop); });
     ASSERT_TRUE(wait_until([&] { return subscribers(semaphore_channel(name)) >= 1; }, 5s));
     EXPECT_FALSE(waiter.done(100ms));
@@ -148,7 +148,7 @@ TEST_P(redisson_cluster_sync, permit_releases_wake_the_other_sides_waiters) {
     ASSERT_TRUE(waiter.done(5s));
     auto [id, at] = waiter.get();
     ASSERT_TRUE(id);
-    EXPECT_NE(*id, java_id);
+    EXPECT_NE(id->id(), java_id);
     const double relock_ms = ms_since_start(released, at);
     EXPECT_LT(relock_ms, by_message_ms);
     EXPECT_EQ(sem.acquired_permits(), 1);
@@ -157,7 +157,7 @@ TEST_P(redisson_cluster_sync, permit_releases_wake_the_other_sides_waiters) {
     ASSERT_TRUE(wait_until([&] { return subscribers(semaphore_channel(name)) >= 1; }, 5s));
     EXPECT_THROW(j.wait_reply(java_wait, 200ms), std::runtime_error);  // still waiting
     const auto given = steady::now();
-    sem.release(*id);
+    id->release();
     auto r = j.wait_reply(java_wait, 5s);
     ASSERT_TRUE(r["result"].is_string()) << r.dump();
     std::cout << "master " << master.address() << ": relock's waiter woke " << relock_ms

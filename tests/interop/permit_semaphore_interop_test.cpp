@@ -105,13 +105,14 @@ TEST_P(permit_semaphore_interop, relocks_leased_permit_is_seen_and_released_by_j
   ASSERT_EQ(j.call_ok("a", "ptrysetpermits p 3"), true);
   EXPECT_FALSE(sem.try_set_permits(1));
   const auto before = unix_ms();
-  auto id = sem.try_acquire(0ms, 20s);
+  auto permit = sem.try_acquire(0ms, 20s);
   const auto after = unix_ms();
-  ASSERT_TRUE(id);
-  EXPECT_TRUE(is_permit_id(*id)) << *id;
+  ASSERT_TRUE(permit);
+  const std::string id = permit->detach();  // Java gives it back below
+  EXPECT_TRUE(is_permit_id(id)) << id;
 
   // The member is the id's 16 bytes, scored by its expiry: acquire time + 20 s.
-  auto expiry = expiry_of("p", *id);
+  auto expiry = expiry_of("p", id);
   ASSERT_TRUE(expiry);
   EXPECT_GE(*expiry, before + 20'000);
   EXPECT_LE(*expiry, after + 20'000);
@@ -121,7 +122,7 @@ TEST_P(permit_semaphore_interop, relocks_leased_permit_is_seen_and_released_by_j
   EXPECT_EQ(j.call_ok("a", "pavailable p"), 2);
   if (is_4x(j)) {
     EXPECT_EQ(j.call_ok("a", "pacquired p"), 1);
-    const auto lease = j.call_ok("a", "pleasetime p " + *id).get<std::int64_t>();
+    const auto lease = j.call_ok("a", "pleasetime p " + id).get<std::int64_t>();
     EXPECT_GT(lease, 15'000);
     EXPECT_LE(lease, 20'000);
   } else {
@@ -131,17 +132,17 @@ TEST_P(permit_semaphore_interop, relocks_leased_permit_is_seen_and_released_by_j
   EXPECT_EQ(sem.acquired_permits(), 1);
 
   // Java moves its lease to 60 s; relock's view follows.
-  ASSERT_EQ(j.call_ok("a", "pupdatelease p " + *id + " 60000"), true);
-  expiry = expiry_of("p", *id);
+  ASSERT_EQ(j.call_ok("a", "pupdatelease p " + id + " 60000"), true);
+  expiry = expiry_of("p", id);
   ASSERT_TRUE(expiry);
   EXPECT_GE(*expiry, after + 55'000);
 
   // Java gives relock's permit back by its id; relock's release then finds nothing.
-  ASSERT_EQ(j.call_ok("a", "prelease p " + *id), true);
+  ASSERT_EQ(j.call_ok("a", "prelease p " + id), true);
   EXPECT_EQ(sem.available_permits(), 3);
   EXPECT_EQ(taken("p"), 0);
-  EXPECT_FALSE(sem.try_release(*id));
-  EXPECT_EQ(error_of([&] { sem.release(*id); }), errc::not_owner);
+  EXPECT_FALSE(sem.try_release(id));
+  EXPECT_EQ(error_of([&] { sem.release(id); }), errc::not_owner);
   EXPECT_EQ(j.call_ok("a", "pavailable p"), 3);
 }
 
@@ -199,8 +200,9 @@ TEST_P(permit_semaphore_interop, set_permits_counts_the_permits_either_side_hold
 
   ASSERT_TRUE(sem.try_set_permits(2));
   const auto java_id = j.call_ok("a", "pacquire sp").get<std::string>();
-  auto relock_id = sem.try_acquire(0ms, 60s);
-  ASSERT_TRUE(relock_id);
+  auto permit = sem.try_acquire(0ms, 60s);
+  ASSERT_TRUE(permit);
+  const std::string relock_id = permit->detach();  // Java gives it back below
   EXPECT_EQ(stored("sp"), "0");
 
   sem.set_permits(5);  // 2 held: 3 available
@@ -215,7 +217,7 @@ TEST_P(permit_semaphore_interop, set_permits_counts_the_permits_either_side_hold
   EXPECT_EQ(sem.acquired_permits(), 2);
   EXPECT_EQ(j.call_ok("a", "pacquired sp"), 2);
   sem.release(java_id);
-  ASSERT_EQ(j.call_ok("a", "prelease sp " + *relock_id), true);
+  ASSERT_EQ(j.call_ok("a", "prelease sp " + relock_id), true);
   EXPECT_EQ(j.call_ok("a", "pavailable sp"), 3);
 }
 
@@ -231,7 +233,8 @@ TEST_P(permit_semaphore_interop,
 
   ASSERT_EQ(j.call_ok("a", "ptrysetpermits renew 1"), true);
   const auto acquired_at = unix_ms();
-  const auto id = sem.acquire();
+  auto permit = sem.acquire();
+  const std::string id = permit.id();
   auto first = expiry_of("renew", id);
   ASSERT_TRUE(first);
   EXPECT_GE(*first, acquired_at + watchdog.count());
@@ -272,7 +275,7 @@ TEST_P(permit_semaphore_interop,
   auto waiting = j.send("c", "ptryacquire renew 10000");
   ASSERT_TRUE(wait_until([&] { return subscribers(semaphore_channel("renew")) >= 1; }, 5s));
   auto released = steady::now();
-  sem.release(id);
+  permit.release();
   auto r = j.wait_reply(waiting, 5s);
   ASSERT_TRUE(r["result"].is_string()) << r.dump();
   EXPECT_TRUE(is_permit_id(r["result"].get<std::string>()));
@@ -290,7 +293,7 @@ TEST_P(permit_semaphore_interop, a_permit_of_a_relock_client_gone_comes_back_to_
   {
     relock::client client(settings(watchdog));
     auto sem = client.permit_expirable_semaphore("gone");
-    id = sem.acquire();
+    id = sem.acquire().detach();  // kept: the client's end must not give it back
     ASSERT_TRUE(expiry_of("gone", id));
   }
   const auto gone_at = unix_ms();
@@ -322,24 +325,24 @@ TEST_P(permit_semaphore_interop, a_java_permit_with_a_short_lease_expires_and_re
   ASSERT_TRUE(expires);
   EXPECT_EQ(sem.try_acquire(), std::nullopt);  // not expired yet
 
-  on_thread<std::optional<std::string>> waiter(
+  on_thread<std::optional<relock::permit>> waiter(
       [&sem](std::stop_token stop) { return sem.try_acquire(10s, std::nullopt, stop); });
   ASSERT_TRUE(waiter.done(10s));
   const auto got_at = unix_ms();
   auto [id, at] = waiter.get();
   ASSERT_TRUE(id);
-  EXPECT_TRUE(is_permit_id(*id));
-  EXPECT_NE(*id, java_id);
+  EXPECT_TRUE(is_permit_id(id->id()));
+  EXPECT_NE(id->id(), java_id);
   std::cout << "relock took the expired Java permit back " << got_at - *expires
             << " ms after its expiry" << std::endl;
   EXPECT_GE(got_at, *expires);
   EXPECT_LT(got_at, *expires + 1000);  // at the expiry, at worst at the next 1 s look
 
   EXPECT_FALSE(expiry_of("short", java_id));
-  EXPECT_TRUE(expiry_of("short", *id));
+  EXPECT_TRUE(expiry_of("short", id->id()));
   EXPECT_EQ(j.call_ok("a", "ptryrelease short " + java_id), false);
   EXPECT_EQ(j.call_ok("a", "pavailable short"), 0);
-  sem.release(*id);
+  id->release();
   EXPECT_EQ(j.call_ok("a", "pavailable short"), 1);
 }
 
@@ -351,9 +354,10 @@ TEST_P(permit_semaphore_interop, a_relock_permit_whose_lease_ran_out_is_reclaime
   auto sem = client.permit_expirable_semaphore("lapsed");
 
   ASSERT_TRUE(sem.try_set_permits(1));
-  auto id = sem.try_acquire(0ms, 1000ms);
-  ASSERT_TRUE(id);
-  const auto expires = expiry_of("lapsed", *id);
+  auto permit = sem.try_acquire(0ms, 1000ms);
+  ASSERT_TRUE(permit);
+  const std::string id = permit->id();
+  const auto expires = expiry_of("lapsed", id);
   ASSERT_TRUE(expires);
 
   // Redisson's waiter sleeps until the earliest expiry the script told it, then tries again.
@@ -364,11 +368,12 @@ TEST_P(permit_semaphore_interop, a_relock_permit_whose_lease_ran_out_is_reclaime
   std::cout << "Java took the expired relock permit back " << got_at - *expires
             << " ms after its expiry" << std::endl;
   EXPECT_GE(got_at, *expires);
-  EXPECT_FALSE(expiry_of("lapsed", *id));
+  EXPECT_FALSE(expiry_of("lapsed", id));
 
-  EXPECT_EQ(error_of([&] { sem.release(*id); }), errc::lock_lost);
+  EXPECT_EQ(error_of([&] { permit->release(); }), errc::lock_lost);
+  EXPECT_FALSE(*permit);
   EXPECT_EQ(stored("lapsed"), "0");  // the failed release gave nothing back
-  EXPECT_FALSE(sem.try_release(*id));
+  EXPECT_FALSE(sem.try_release(id));
   EXPECT_EQ(j.call_ok("a", "prelease lapsed " + java_id), true);
   EXPECT_EQ(sem.available_permits(), 1);
 }
@@ -383,7 +388,7 @@ TEST_P(permit_semaphore_interop, releases_wake_the_other_sides_waiters) {
   ASSERT_EQ(j.call_ok("a", "ptrysetpermits wake 1"), true);
   const auto java_id = j.call_ok("a", "pacquire wake").get<std::string>();
 
-  on_thread<std::optional<std::string>> waiter(
+  on_thread<std::optional<relock::permit>> waiter(
       [&sem](std::stop_token stop) { return sem.try_acquire(10s, 30s, stop); });
   ASSERT_TRUE(wait_until([&] { return subscribers(semaphore_channel("wake")) >= 1; }, 5s));
   EXPECT_FALSE(waiter.done(100ms));
@@ -403,7 +408,7 @@ TEST_P(permit_semaphore_interop, releases_wake_the_other_sides_waiters) {
   EXPECT_THROW(j.wait_reply(sync_wait, 200ms), std::runtime_error);  // still waiting
 
   auto released = steady::now();
-  sem.release(*id);
+  id->release();
   auto [which, first] = first_reply(j, {sync_wait, async_wait}, 5s);
   ASSERT_TRUE(first["result"].is_string()) << first.dump();
   const double first_ms = ms_to_end(released, first);

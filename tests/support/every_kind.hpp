@@ -43,7 +43,7 @@ inline void take_and_give_back_each_kind(relock::client& client, relock::client&
 
   auto permits = client.permit_expirable_semaphore(name("permits"));
   EXPECT_TRUE(permits.try_set_permits(1));
-  permits.release(permits.acquire());
+  permits.acquire().release();
 }
 
 }  // namespace relock::test

@@ -159,8 +159,8 @@ class semaphore_permit final : public run_target {
     if (bounded) p.wait = options.wait.value_or(milliseconds(0));  // none: -n, one try
     auto id = semaphore_.async_acquire(std::move(p), asio::use_future).get();
     if (!id) return {};
-    permit_ = *id;
-    return {true, std::nullopt, permit_};
+    permit_ = std::move(*id);
+    return {true, std::nullopt, permit_.id()};
   }
 
   // The permit's expiry as the acquire wrote it (Unix ms, by this host's clock), on the steady
@@ -171,7 +171,7 @@ class semaphore_permit final : public run_target {
     try {
       const auto info = at_.client.inspect(name_);
       for (const auto& p : info.permits) {
-        if (p.id != permit_) continue;
+        if (p.id != permit_.id()) continue;
         if (!p.expires_at_ms) return std::nullopt;  // never expires: nothing to stop
         const auto expires = std::chrono::system_clock::time_point(milliseconds(*p.expires_at_ms));
         return asked + std::chrono::duration_cast<milliseconds>(expires - now);
@@ -185,15 +185,7 @@ class semaphore_permit final : public run_target {
   }
 
   void unlock(std::error_code& ec) noexcept override {
-    if (!permit_) return;
-    try {
-      semaphore_.async_release(*permit_, asio::use_future).get();
-    } catch (const std::system_error& e) {
-      ec = e.code();
-    } catch (...) {
-      ec = relock::errc::server_error;
-    }
-    permit_.reset();
+    if (permit_) permit_.release(ec);
   }
 
   std::string held() const override { return "the permit of the semaphore '" + name_ + "'"; }
@@ -246,7 +238,7 @@ class semaphore_permit final : public run_target {
   std::string name_;
   std::int64_t permits_;
   relock::permit_expirable_semaphore semaphore_;
-  std::optional<std::string> permit_;
+  relock::permit permit_;  // given back by unlock, or at the latest when run returns
 };
 
 void refuse_fenced(const run_options& o, const char* flag) {
