@@ -2,10 +2,10 @@
 #include <relock/client.hpp>
 
 #include "client_core.hpp"
-#include "objects/inspect.hpp"
-#include "objects/lock_kind.hpp"
-#include "objects/naming.hpp"
-#include "objects/sync_wait.hpp"
+#include "layout/inspect.hpp"
+#include "layout/naming.hpp"
+#include "waiting/blocking_call.hpp"
+#include "waiting/lock_kind.hpp"
 
 namespace relock {
 
@@ -76,8 +76,8 @@ void client::start_inspect(const std::shared_ptr<detail::client_core>& core, std
 
 lock_info client::inspect(std::string_view name) const {
   // Checked here too, so that the exception says what is wrong with the name.
-  objects::check_name(name, "lock name");
-  objects::check_name(core_->key_of(name), "lock key (after the name mapper)");
+  layout::check_name(name, "lock name");
+  layout::check_name(core_->key_of(name), "lock key (after the name mapper)");
   detail::refuse_io_thread(*core_, "inspect");
   auto [ec, info] = detail::wait_for<std::error_code, lock_info>(
       [&](auto done) { detail::start_inspect(core_, std::string(name), std::move(done)); });

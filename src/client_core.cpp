@@ -10,13 +10,13 @@
 
 #include "exec/cluster_discovery.hpp"
 #include "exec/sentinel_discovery.hpp"
+#include "layout/ids.hpp"
 #include "net/endpoint.hpp"
 #include "net/io_loop.hpp"
 #include "net/tls_context.hpp"
-#include "objects/ids.hpp"
-#include "objects/take_back_book.hpp"
 #include "pubsub/channel_pair.hpp"
 #include "pubsub/subscriber_set.hpp"
+#include "waiting/take_back_book.hpp"
 
 namespace relock::detail {
 namespace {
@@ -85,7 +85,7 @@ bool client_core::publish_counts_listeners() const {
 }
 
 client_core::client_core(config settings)
-    : settings_(std::move(settings)), id_(objects::random_uuid()), work_(io_.get_executor()) {
+    : settings_(std::move(settings)), id_(layout::random_uuid()), work_(io_.get_executor()) {
   check_settings(settings_);
   const net::target target = net::parse_target(settings_.url);
   const bool cluster = target.deployment == net::target::mode::cluster;

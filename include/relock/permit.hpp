@@ -41,7 +41,7 @@ class semaphore;
 class permit_expirable_semaphore;
 
 namespace detail {
-struct permit_state;  // the semaphore's handle, the id and the count (src/objects/permit.cpp)
+struct permit_state;  // the semaphore's handle, the id and the count (src/synchronizers/permit.cpp)
 }  // namespace detail
 
 /// Permits taken from a semaphore, given back when the object goes out of scope.

@@ -3,7 +3,7 @@
 -- slot, and every key the call touches is named in KEYS.
 -- ARGV[1] lease ms; then two entries per hold: its owner field (a write hold's ends in ':write')
 -- and n, the number of its read-hold timeout keys. KEYS has, per hold, the lock hash and then
--- those n timeout keys (objects::rwlock_timeout_prefix .. ':' .. 1..n; n is 0 for a write hold).
+-- those n timeout keys (layout::rwlock_timeout_prefix .. ':' .. 1..n; n is 0 for a write hold).
 -- A hold is there when its field is in the hash: then the timeout keys named get the lease, and
 -- the hash too (in read mode only when that makes it longer: other readers' leases count).
 -- Nothing else is touched: another owner's timeout keys must run out (a dead reader's renewed

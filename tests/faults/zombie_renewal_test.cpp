@@ -47,12 +47,12 @@
 #include <relock/client.hpp>
 
 #include "exec/sha1.hpp"
-#include "objects/lock_kind.hpp"
 #include "scripts/scripts.hpp"
 #include "support/client_settings.hpp"
 #include "support/raw_client.hpp"
 #include "support/redis_server.hpp"
 #include "support/wait.hpp"
+#include "waiting/lock_kind.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The fair lock's scripts (data-layout §3), driven directly with the keys and arguments its
-// kind table sends (src/objects/fair_lock_kind.cpp): a give-up resent under its latch moves
+// kind table sends (src/locks/fair_lock_kind.cpp): a give-up resent under its latch moves
 // nobody twice; queues left half-written (an owner without a deadline, a deadline without an
 // owner, duplicates, deadlines long past) never make a script fail and never stop the queue
 // (redisson/redisson#5989: "arithmetic on a nil value"); data that no fair lock writes is
@@ -11,24 +11,24 @@
 #include <random>
 #include <set>
 
+#include "layout/ids.hpp"
+#include "layout/naming.hpp"
 #include "lock_env.hpp"
-#include "objects/ids.hpp"
-#include "objects/lock_kind.hpp"
-#include "objects/naming.hpp"
 #include "support/sync_calls.hpp"
+#include "waiting/lock_kind.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;
 using relock::errc;
 namespace detail = relock::detail;
-namespace objects = relock::objects;
+namespace layout = relock::layout;
 
 namespace {
 
 const std::string name = "fair";
-const std::string queue_key = objects::fair_queue_key(name);
-const std::string timeout_key = objects::fair_timeout_key(name);
-const std::string channel = objects::lock_channel(name);
+const std::string queue_key = layout::fair_queue_key(name);
+const std::string timeout_key = layout::fair_timeout_key(name);
+const std::string channel = layout::lock_channel(name);
 constexpr std::chrono::milliseconds queue_timeout{10'000};
 constexpr std::chrono::milliseconds latch_ttl{20'000};
 const detail::lock_kind& kind = detail::fair_lock_kind;
@@ -49,13 +49,13 @@ struct env {
     return eval(ex, kind.acquire, std::move(c.keys), std::move(c.args));
   }
   result release(const std::string& owner) {
-    const std::string latch = objects::unlock_latch_key(name, objects::random_request_id());
+    const std::string latch = layout::unlock_latch_key(name, layout::random_request_id());
     auto c = kind.release_call(
         detail::release_context{name, owner, channel, latch, "PUBLISH", 30s, latch_ttl, timing()});
     return eval(ex, kind.release, std::move(c.keys), std::move(c.args));
   }
   result give_up(const std::string& owner, const std::string& request) {
-    const std::string latch = objects::unlock_latch_key(name, request);
+    const std::string latch = layout::unlock_latch_key(name, request);
     auto c = kind.give_up_call(
         detail::give_up_context{name, owner, channel, latch, "PUBLISH", latch_ttl, timing()});
     return eval(ex, *kind.give_up, std::move(c.keys), std::move(c.args));
@@ -97,7 +97,7 @@ TEST(fair_scripts, a_give_up_resent_under_its_latch_moves_nobody_twice) {
   ASSERT_TRUE(e.acquire("holder:1").value.is_nil());
   for (const char* w : {"a:1", "b:1", "c:1"}) ASSERT_TRUE(e.acquire(w).value.is_integer());
   const auto before = e.deadlines();
-  const std::string request = objects::random_request_id();
+  const std::string request = layout::random_request_id();
   EXPECT_EQ(e.give_up("a:1", request).value.integer, 1);
   auto after = e.deadlines();
   EXPECT_EQ(e.queue(), (std::vector<std::string>{"b:1", "c:1"}));
@@ -108,7 +108,7 @@ TEST(fair_scripts, a_give_up_resent_under_its_latch_moves_nobody_twice) {
   EXPECT_EQ(e.give_up("a:1", request).value.integer, 1);
   EXPECT_EQ(e.deadlines(), after);
   // A new request by an owner that is not queued changes nothing either.
-  EXPECT_EQ(e.give_up("a:1", objects::random_request_id()).value.integer, 0);
+  EXPECT_EQ(e.give_up("a:1", layout::random_request_id()).value.integer, 0);
   EXPECT_EQ(e.deadlines(), after);
 }
 
@@ -210,7 +210,7 @@ TEST(fair_scripts, half_written_queues_never_fail_a_script_nor_stop_the_queue) {
       }
       case 6:
       case 7:
-        check_after_script(e.give_up(owner, objects::random_request_id()), what + "give up");
+        check_after_script(e.give_up(owner, layout::random_request_id()), what + "give up");
         break;
       case 8:
         if (rng() % 4 == 0) {
@@ -225,7 +225,7 @@ TEST(fair_scripts, half_written_queues_never_fail_a_script_nor_stop_the_queue) {
   for (const auto& owner : owners) {
     while (e.release(owner).value.is_integer()) {
     }
-    e.give_up(owner, objects::random_request_id());
+    e.give_up(owner, layout::random_request_id());
   }
   EXPECT_TRUE(e.acquire("newcomer:1").value.is_nil());
   EXPECT_TRUE(e.queue().empty());
@@ -236,7 +236,7 @@ TEST(fair_scripts, data_no_fair_lock_writes_is_refused_and_left_as_it_was) {
   auto refused_everywhere = [](env& e, const char* what) {
     const std::string before = e.dump();
     for (const auto& r : {e.acquire("a:1"), e.acquire("a:1", false), e.release("a:1"),
-                          e.give_up("a:1", objects::random_request_id()), e.force()}) {
+                          e.give_up("a:1", layout::random_request_id()), e.force()}) {
       EXPECT_TRUE(r.value.is_error()) << what << ": " << relock::resp::to_string(r.value);
       EXPECT_EQ(r.ec, errc::wrong_type) << what << ": " << r.value.str;
     }

@@ -16,7 +16,7 @@
 #include <relock/multi_lock.hpp>
 
 #include "integration/lock_env.hpp"
-#include "objects/lock_access.hpp"
+#include "locks/lock_access.hpp"
 #include "support/child_process.hpp"
 
 using namespace std::chrono_literals;

@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "layout/ids.hpp"
+#include "layout/naming.hpp"
 #include "lock_env.hpp"
-#include "objects/ids.hpp"
-#include "objects/naming.hpp"
 #include "support/expect_messages.hpp"
 #include "support/raw_subscriber.hpp"
 #include "support/rwlock_calls.hpp"
@@ -22,7 +22,7 @@
 using namespace std::chrono_literals;
 using namespace relock::test;
 using relock::errc;
-namespace obj = relock::objects;
+namespace obj = relock::layout;
 
 namespace {
 

@@ -14,8 +14,8 @@
 #include "client_access.hpp"
 #include "client_core.hpp"
 #include "interop_env.hpp"
-#include "objects/ids.hpp"
-#include "objects/naming.hpp"
+#include "layout/ids.hpp"
+#include "layout/naming.hpp"
 #include "redisson_fixture.hpp"
 #include "support/expect_messages.hpp"
 #include "support/raw_subscriber.hpp"
@@ -27,7 +27,7 @@ using namespace std::chrono_literals;
 using namespace relock::test;
 using relock::errc;
 using steady = std::chrono::steady_clock;
-namespace obj = relock::objects;
+namespace obj = relock::layout;
 
 namespace {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The read-write lock's scripts on one name, called with exactly the keys and arguments its kind
-// tables send (src/objects/rwlock_kind.cpp), for tests that check the scripts' data directly.
+// tables send (src/locks/rwlock_kind.cpp), for tests that check the scripts' data directly.
 #pragma once
 
 #include <chrono>
@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "objects/ids.hpp"
-#include "objects/lock_kind.hpp"
-#include "objects/naming.hpp"
+#include "layout/ids.hpp"
+#include "layout/naming.hpp"
 #include "support/sync_calls.hpp"
+#include "waiting/lock_kind.hpp"
 
 namespace relock::test {
 
@@ -27,11 +27,11 @@ class rwlock_calls {
   }
   // A release under the latch of `request` (a fresh one unless given: a resend reuses it).
   result read_release(const std::string& owner,
-                      const std::string& request = objects::random_request_id()) {
+                      const std::string& request = layout::random_request_id()) {
     return release(detail::rwlock_read_kind, owner, 0, request);
   }
   result write_release(const std::string& owner, std::int64_t lease,
-                       const std::string& request = objects::random_request_id()) {
+                       const std::string& request = layout::random_request_id()) {
     return release(detail::rwlock_write_kind, owner, lease, request);
   }
   result force() {
@@ -49,10 +49,10 @@ class rwlock_calls {
   }
 
   std::string timeout_key(const std::string& owner, int n) const {
-    return objects::rwlock_timeout_prefix(name_, owner) + ":" + std::to_string(n);
+    return layout::rwlock_timeout_prefix(name_, owner) + ":" + std::to_string(n);
   }
   std::string latch(const std::string& request) const {
-    return objects::unlock_latch_key(name_, request);
+    return layout::unlock_latch_key(name_, request);
   }
   std::string channel() const { return detail::rwlock_read_kind.channel(name_); }
   const std::string& name() const { return name_; }

@@ -9,7 +9,7 @@
 
 #include <relock/errors.hpp>
 
-#include "objects/acquire_fsm.hpp"
+#include "waiting/acquire_fsm.hpp"
 
 using namespace std::chrono_literals;
 using relock::errc;

@@ -14,11 +14,11 @@
 #include <relock/errors.hpp>
 
 #include "client_core.hpp"
-#include "objects/acquire_env.hpp"
-#include "objects/acquire_fsm.hpp"
-#include "objects/acquire_op.hpp"
-#include "objects/lock_kind.hpp"
-#include "objects/sync_kinds.hpp"
+#include "synchronizers/synchronizer_kinds.hpp"
+#include "waiting/acquire_env.hpp"
+#include "waiting/acquire_fsm.hpp"
+#include "waiting/acquire_op.hpp"
+#include "waiting/lock_kind.hpp"
 
 using namespace std::chrono_literals;
 using relock::errc;

@@ -12,9 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "objects/ids.hpp"
+#include "layout/ids.hpp"
 
-using namespace relock::objects;
+using namespace relock::layout;
 
 namespace {
 
@@ -139,8 +139,8 @@ TEST(ids, a_forked_child_does_not_repeat_its_parents_uuids) {
 
 TEST(ids, permit_ids_go_to_bytes_and_back) {
   const std::string bytes("\x00\xff\x10\xab", 4);
-  EXPECT_EQ(relock::objects::to_hex(bytes), "00ff10ab");
-  EXPECT_EQ(relock::objects::from_hex("00FF10ab"), bytes);
-  EXPECT_EQ(relock::objects::from_hex("abc"), std::nullopt);
-  EXPECT_EQ(relock::objects::from_hex("zz"), std::nullopt);
+  EXPECT_EQ(relock::layout::to_hex(bytes), "00ff10ab");
+  EXPECT_EQ(relock::layout::from_hex("00FF10ab"), bytes);
+  EXPECT_EQ(relock::layout::from_hex("abc"), std::nullopt);
+  EXPECT_EQ(relock::layout::from_hex("zz"), std::nullopt);
 }

@@ -14,9 +14,9 @@
 
 #include <relock/errors.hpp>
 
-#include "objects/lock_kind.hpp"
-#include "objects/sync_kinds.hpp"
 #include "resp/reader.hpp"
+#include "synchronizers/synchronizer_kinds.hpp"
+#include "waiting/lock_kind.hpp"
 
 using relock::errc;
 using relock::detail::acquire_reply;

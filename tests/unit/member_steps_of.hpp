@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "objects/member_step.hpp"
+#include "lock_sets/member_step.hpp"
 
 namespace relock::test {
 

@@ -10,7 +10,7 @@
 
 #include "unit/member_steps_of.hpp"
 
-#include "objects/multi_acquire_fsm.hpp"
+#include "lock_sets/multi_acquire_fsm.hpp"
 
 using namespace std::chrono_literals;
 using relock::errc;

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
-#include "objects/naming.hpp"
+#include "layout/naming.hpp"
 #include "topology/slot.hpp"
 
-using namespace relock::objects;
+using namespace relock::layout;
 using relock::topology::slot_of;
 
 TEST(naming, prefixed_and_suffixed_keep_the_hash_tag) {

@@ -10,7 +10,7 @@
 
 #include "unit/member_steps_of.hpp"
 
-#include "objects/quorum_fsm.hpp"
+#include "lock_sets/quorum_fsm.hpp"
 
 using namespace std::chrono_literals;
 using relock::errc;

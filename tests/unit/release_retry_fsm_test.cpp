@@ -2,7 +2,7 @@
 // When an unanswered release goes again, driven with a fake clock.
 #include <gtest/gtest.h>
 
-#include "objects/release_retry_fsm.hpp"
+#include "waiting/release_retry_fsm.hpp"
 
 using namespace std::chrono_literals;
 using relock::detail::release_retry_fsm;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The book of take-backs not yet answered: what a try of an owner on a key must send again first.
-#include "objects/take_back_book.hpp"
+#include "waiting/take_back_book.hpp"
 
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 
 #include <relock/errors.hpp>
 
-#include "objects/take_fsm.hpp"
+#include "queues/take_fsm.hpp"
 
 using namespace std::chrono_literals;
 using relock::errc;

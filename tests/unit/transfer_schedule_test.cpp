@@ -3,7 +3,7 @@
 // time, on announcements, after a reconnect, at least every recheck, one at a time.
 #include <gtest/gtest.h>
 
-#include "objects/transfer_schedule.hpp"
+#include "queues/transfer_schedule.hpp"
 
 using relock::detail::transfer_schedule;
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "objects/lock_kind.hpp"
 #include "pubsub/waiter_list.hpp"
+#include "waiting/lock_kind.hpp"
 
 using relock::pubsub::waiter;
 using relock::pubsub::waiter_list;

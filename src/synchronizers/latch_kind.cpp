@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+// The count-down latch's await (data-layout §7), a grant alone: a try reads the count (open when
+// absent or 0), grants nothing, and so has nothing to release, renew or take back. Any message
+// on the channel makes every awaiter look again. A closed latch is looked at again every second
+// (the holder-TTL-less recheck), so a lost message costs at most that.
+#include "layout/naming.hpp"
+#include "synchronizers/synchronizer_kinds.hpp"
+#include "synchronizers/synchronizer_scripts.hpp"
+
+namespace relock::detail {
+namespace {
+
+std::string channel(std::string_view key) { return layout::latch_channel(key); }
+std::string waiter_channel(std::string_view key, std::string_view) { return channel(key); }
+
+script_call await_call(const acquire_context& c) { return {{std::string(c.key)}, {}}; }
+
+// Every message makes every awaiter look again: "0" is the count reaching zero, and Redisson's
+// delete() publishes "1" (a new count's message) when it opens the latch.
+std::size_t latch_message_wakes(std::string_view) { return pubsub::wake_all; }
+
+}  // namespace
+
+constinit const grant_kind latch_grant{.acquire = synchronizer_scripts::latch_await,
+                                       .acquire_call = await_call,
+                                       .read_acquire = read_lock_reply,
+                                       .channel = channel,
+                                       .waiter_channel = waiter_channel,
+                                       .wakes = latch_message_wakes};
+
+}  // namespace relock::detail

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+// The counting semaphore (data-layout §7): an ownerless grant of n permits from the count under
+// the name. A try that grants writes its own latch, so a try whose reply was lost is taken back
+// exactly (semaphore_take_back.lua); a release adds permits under an unlock latch, whoever took
+// them. Messages carry the new count: a waiter is woken when its demand fits in it. Nothing is
+// held, so nothing renews and nothing is force-released.
+#include "synchronizers/synchronizer_kinds.hpp"
+
+#include <charconv>
+
+#include "layout/naming.hpp"
+#include "synchronizers/synchronizer_scripts.hpp"
+
+namespace relock::detail {
+
+// A count published on a semaphore's channel: how many permits a message may hand out.
+std::size_t semaphore_message_wakes(std::string_view payload) {
+  long long count = 0;
+  const auto [end, ec] = std::from_chars(payload.data(), payload.data() + payload.size(), count);
+  if (ec != std::errc() || end != payload.data() + payload.size()) return pubsub::wake_all;
+  return count > 0 ? static_cast<std::size_t>(count) : 0;
+}
+
+namespace {
+
+std::string channel(std::string_view key) { return layout::semaphore_channel(key); }
+std::string waiter_channel(std::string_view key, std::string_view) { return channel(key); }
+
+script_call acquire_call(const acquire_context& c, bool wait_when_absent) {
+  return {{std::string(c.key), std::string(c.try_latch)},
+          {std::to_string(c.permits), wait_when_absent ? "1" : "0",
+           std::to_string(c.latch_ttl.count())}};
+}
+script_call acquire_or_refuse(const acquire_context& c) { return acquire_call(c, false); }
+script_call acquire_or_wait(const acquire_context& c) { return acquire_call(c, true); }
+
+acquire_reply read_acquire(const resp::reply& r) {
+  acquire_reply read = read_lock_reply(r);
+  if (r.error_code() == "NOT_INITIALIZED") read.ec = errc::not_initialized;
+  return read;
+}
+
+script_call release_call(const release_context& c) {
+  return {{std::string(c.key), std::string(c.channel), std::string(c.latch)},
+          {std::to_string(c.permits), std::string(c.publish_command),
+           std::to_string(c.latch_ttl.count())}};
+}
+
+script_call take_back_call(const take_back_context& c) {
+  return {{std::string(c.key), std::string(c.channel), std::string(c.try_latch)},
+          {std::string(c.publish_command), std::to_string(c.latch_ttl.count())}};
+}
+
+// The two differ in their try alone: what a name with no count does.
+constexpr grant_kind grant(script_call (*acquire)(const acquire_context&)) {
+  return {.acquire = synchronizer_scripts::semaphore_acquire,
+          .acquire_call = acquire,
+          .read_acquire = read_acquire,
+          .channel = channel,
+          .waiter_channel = waiter_channel,
+          .wakes = semaphore_message_wakes,
+          .take_back = &synchronizer_scripts::semaphore_take_back,
+          .take_back_call = take_back_call};
+}
+constinit const grant_kind refusing = grant(acquire_or_refuse);
+constinit const grant_kind waiting = grant(acquire_or_wait);
+
+}  // namespace
+
+const grant_kind& semaphore_grant(bool wait_when_absent) {
+  return wait_when_absent ? waiting : refusing;
+}
+
+constinit const release_kind semaphore_release{.what = "semaphore",
+                                               .release = synchronizer_scripts::semaphore_release,
+                                               .release_call = release_call};
+
+}  // namespace relock::detail
