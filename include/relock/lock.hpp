@@ -128,39 +128,6 @@ class RELOCK_API mutex : public detail::lockable<mutex> {
   /// ignores cancellation and completes within the command timeout.
   ///@{
 
-  /// void(std::error_code): acquired, or an error (not_acquired when options.wait ran out).
-  template <class Token>
-  auto async_lock(owner o, lock_options options, Token&& token) {
-    return asio::async_initiate<Token, void(std::error_code)>(
-        [self = *this](auto handler, owner who, lock_options opts) mutable {
-          auto c = detail::erase_cancellable<std::error_code>(std::move(handler), self.io(),
-                                                              std::move(opts.stop));
-          opts.stop = std::move(c.stop);
-          self.start_acquire(
-              who, std::move(opts), true,
-              [done = std::move(c.done)](std::error_code ec, detail::acquire_result r) mutable {
-                if (!ec && !r.acquired) ec = errc::not_acquired;
-                done(ec);
-              });
-        },
-        token, o, std::move(options));
-  }
-  /// void(std::error_code, bool acquired): waits at most options.wait (no wait when empty).
-  template <class Token>
-  auto async_try_lock(owner o, lock_options options, Token&& token) {
-    return asio::async_initiate<Token, void(std::error_code, bool)>(
-        [self = *this](auto handler, owner who, lock_options opts) mutable {
-          auto c = detail::erase_cancellable<std::error_code, bool>(std::move(handler), self.io(),
-                                                                    std::move(opts.stop));
-          opts.stop = std::move(c.stop);
-          self.start_acquire(
-              who, std::move(opts), false,
-              [done = std::move(c.done)](std::error_code ec, detail::acquire_result r) mutable {
-                done(ec, r.acquired);
-              });
-        },
-        token, o, std::move(options));
-  }
   /// void(std::error_code): not_owner when `o` holds nothing, lock_lost when its hold expired.
   template <class Token>
   auto async_unlock(owner o, Token&& token) {

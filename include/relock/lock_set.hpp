@@ -49,7 +49,7 @@ struct lock_set_result {
   std::size_t held = 0;                   // members held, when acquired
 };
 
-struct lock_set_rule;   // how a set acquires: all members, or a quorum (src/objects/lock_set.cpp)
+struct lock_set_rule;   // how a set acquires: all members, or a quorum (src/lock_sets/lock_set.cpp)
 struct lock_set_state;  // the members and the rule
 
 }  // namespace detail
@@ -91,41 +91,6 @@ class RELOCK_API lock_set : public detail::lockable<lock_set> {
   /// its own.
   ///@{
 
-  /// void(std::error_code): acquired, or an error (not_acquired when options.wait ran out).
-  template <class Token>
-  auto async_lock(owner o, lock_options options, Token&& token) {
-    return asio::async_initiate<Token, void(std::error_code)>(
-        [self = *this](auto handler, owner who, lock_options opts) mutable {
-          auto c = detail::erase_cancellable<std::error_code>(std::move(handler), self.io(),
-                                                              std::move(opts.stop));
-          opts.stop = std::move(c.stop);
-          auto done = std::move(c.done);
-          self.start_acquire(
-              who, std::move(opts), true,
-              [done = std::move(done)](std::error_code ec, detail::lock_set_result r) mutable {
-                if (!ec && !r.acquired) ec = errc::not_acquired;
-                done(ec);
-              });
-        },
-        token, o, std::move(options));
-  }
-  /// void(std::error_code, bool acquired): waits at most options.wait (no wait when empty).
-  template <class Token>
-  auto async_try_lock(owner o, lock_options options, Token&& token) {
-    return asio::async_initiate<Token, void(std::error_code, bool)>(
-        [self = *this](auto handler, owner who, lock_options opts) mutable {
-          auto c = detail::erase_cancellable<std::error_code, bool>(std::move(handler), self.io(),
-                                                                    std::move(opts.stop));
-          opts.stop = std::move(c.stop);
-          auto done = std::move(c.done);
-          self.start_acquire(
-              who, std::move(opts), false,
-              [done = std::move(done)](std::error_code ec, detail::lock_set_result r) mutable {
-                done(ec, r.acquired);
-              });
-        },
-        token, o, std::move(options));
-  }
   /// void(std::error_code, std::vector<member_failure>): the outcome, as unlock(ec) has it, and
   /// every member's failure.
   template <class Token>

@@ -10,9 +10,14 @@
 #include <chrono>
 #include <optional>
 #include <stop_token>
+#include <system_error>
 #include <utility>
 
+#include <asio/async_result.hpp>
+#include <relock/detail/completion.hpp>
+
 #include <relock/detail/durations.hpp>
+#include <relock/errors.hpp>
 #include <relock/lock_options.hpp>
 #include <relock/owner.hpp>
 
@@ -49,6 +54,41 @@ class lockable {
   template <class Clock, class Duration>
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& until) {
     return try_lock_for(until - Clock::now());
+  }
+
+  /// void(std::error_code): acquired, or an error (not_acquired when options.wait ran out;
+  /// options.wait empty: waits for ever).
+  template <class Token>
+  auto async_lock(owner o, lock_options options, Token&& token) {
+    return asio::async_initiate<Token, void(std::error_code)>(
+        [self = static_cast<const Self&>(*this)](auto handler, owner who,
+                                                 lock_options opts) mutable {
+          auto c = erase_cancellable<std::error_code>(std::move(handler), self.io(),
+                                                      std::move(opts.stop));
+          opts.stop = std::move(c.stop);
+          self.start_acquire(who, std::move(opts), true,
+                             [done = std::move(c.done)](std::error_code ec, const auto& r) mutable {
+                               if (!ec && !r.acquired) ec = errc::not_acquired;
+                               done(ec);
+                             });
+        },
+        token, o, std::move(options));
+  }
+  /// void(std::error_code, bool acquired): waits at most options.wait (no wait when empty).
+  template <class Token>
+  auto async_try_lock(owner o, lock_options options, Token&& token) {
+    return asio::async_initiate<Token, void(std::error_code, bool)>(
+        [self = static_cast<const Self&>(*this)](auto handler, owner who,
+                                                 lock_options opts) mutable {
+          auto c = erase_cancellable<std::error_code, bool>(std::move(handler), self.io(),
+                                                            std::move(opts.stop));
+          opts.stop = std::move(c.stop);
+          self.start_acquire(who, std::move(opts), false,
+                             [done = std::move(c.done)](std::error_code ec, const auto& r) mutable {
+                               done(ec, r.acquired);
+                             });
+        },
+        token, o, std::move(options));
   }
 
  private:
