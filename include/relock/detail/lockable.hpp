@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file
-/// The blocking surface every lock shares (relock::mutex and the lock sets), written once: the
-/// standard's Lockable and TimedLockable calls for the calling thread, and relock's lease and
-/// stop-token forms. `Self` provides one private call that does the work,
-///   acquire_blocking(owner, lock_options, bool empty_wait_is_forever) -> {.acquired, ...},
-/// and befriends this class.
+/// The acquire surface every lock shares (relock::mutex and the lock sets), written once: the
+/// standard's Lockable and TimedLockable calls for the calling thread, relock's lease and
+/// stop-token forms, and async_lock / async_try_lock. `Self` provides the private calls that do
+/// the work, and befriends this class: acquire_blocking(owner, lock_options, bool
+/// empty_wait_is_forever) and start_acquire(owner, lock_options, bool, done), whose results have
+/// `.acquired`, and io(), the context its handlers default to.
 #pragma once
 
 #include <chrono>
@@ -15,7 +16,6 @@
 
 #include <asio/async_result.hpp>
 #include <relock/detail/completion.hpp>
-
 #include <relock/detail/durations.hpp>
 #include <relock/errors.hpp>
 #include <relock/lock_options.hpp>
