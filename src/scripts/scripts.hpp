@@ -35,8 +35,8 @@ extern const std::string_view delayed_transfer;
 extern const std::string_view delayed_find;
 extern const std::string_view delayed_offer;
 extern const std::string_view queue_inspect;
-// Semaphores and the count-down latch (data-layout §7): sync_head is the head of each.
-extern const std::string_view sync_head;
+// Semaphores and the count-down latch (data-layout §7): synchronizer_head is the head of each.
+extern const std::string_view synchronizer_head;
 extern const std::string_view semaphore_acquire;
 extern const std::string_view semaphore_release;
 extern const std::string_view semaphore_take_back;

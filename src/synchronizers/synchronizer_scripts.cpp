@@ -11,7 +11,7 @@ namespace {
 // The sources are built before the scripts below, which hash them, in this file's order of
 // initialisation.
 std::string with_head(std::string_view body) {
-  return std::string(scripts::sync_head) + std::string(body);
+  return std::string(scripts::synchronizer_head) + std::string(body);
 }
 const std::string semaphore_acquire_source = with_head(scripts::semaphore_acquire);
 const std::string semaphore_release_source = with_head(scripts::semaphore_release);

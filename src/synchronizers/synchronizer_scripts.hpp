@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The synchronizers' scripts (data-layout §7), each loaded with sync_head.lua in front: the
-// tables of their kinds (semaphore_kind.cpp, permit_semaphore_kind.cpp, latch_kind.cpp) and the
-// objects' administration calls share them.
+// The synchronizers' scripts (data-layout §7), each loaded with synchronizer_head.lua in front:
+// their kinds' parts (semaphore_kind.cpp, permit_semaphore_kind.cpp, latch_kind.cpp) and their
+// handles' administration calls share them.
 #pragma once
 
 #include "exec/script.hpp"
