@@ -70,7 +70,7 @@ count_down_latch client::count_down_latch(std::string_view name) const {
 asio::io_context& client::io(detail::client_core& core) { return core.io(); }
 
 void client::start_inspect(const std::shared_ptr<detail::client_core>& core, std::string name,
-                           detail::completion<void(std::error_code, lock_info)> done) {
+                           detail::answer<lock_info> done) {
   detail::start_inspect(core, std::move(name), std::move(done));
 }
 
@@ -79,9 +79,11 @@ lock_info client::inspect(std::string_view name) const {
   layout::check_name(name, "lock name");
   layout::check_name(core_->key_of(name), "lock key (after the name mapper)");
   detail::refuse_io_thread(*core_, "inspect");
-  auto [ec, info] = detail::wait_for<std::error_code, lock_info>(
+  auto [ec, said, info] = detail::wait_for<std::error_code, std::string, lock_info>(
       [&](auto done) { detail::start_inspect(core_, std::string(name), std::move(done)); });
-  if (ec) throw error(ec, "inspect '" + std::string(name) + "': " + ec.message());
+  if (ec) {
+    throw error(ec, "inspect '" + std::string(name) + "': " + (said.empty() ? ec.message() : said));
+  }
   return std::move(info);
 }
 

@@ -82,8 +82,7 @@ class RELOCK_API blocking_queue {
   auto async_offer(std::string value, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code)>(
         [self = *this](auto handler, std::string v) mutable {
-          self.start_offer(std::move(v),
-                           detail::erase<std::error_code>(std::move(handler), self.io()));
+          self.start_offer(std::move(v), detail::erase<>(std::move(handler), self.io()));
         },
         token, std::move(value));
   }
@@ -95,8 +94,8 @@ class RELOCK_API blocking_queue {
     return asio::async_initiate<Token, void(std::error_code, std::optional<std::string>)>(
         [self = *this](auto handler, std::optional<std::chrono::milliseconds> w,
                        std::stop_token s) mutable {
-          auto c = detail::erase_cancellable<std::error_code, std::optional<std::string>>(
-              std::move(handler), self.io(), std::move(s));
+          auto c = detail::erase_cancellable<std::optional<std::string>>(std::move(handler),
+                                                                         self.io(), std::move(s));
           self.start_poll(w.value_or(std::chrono::milliseconds(0)), std::move(c.stop),
                           std::move(c.done));
         },
@@ -107,13 +106,16 @@ class RELOCK_API blocking_queue {
   auto async_take(std::stop_token stop, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code, std::string)>(
         [self = *this](auto handler, std::stop_token s) mutable {
-          auto c = detail::erase_cancellable<std::error_code, std::string>(std::move(handler),
-                                                                           self.io(), std::move(s));
+          auto c =
+              detail::erase_cancellable<std::string>(std::move(handler), self.io(), std::move(s));
           self.start_poll(std::nullopt, std::move(c.stop),
-                          [done = std::move(c.done)](std::error_code ec,
+                          [done = std::move(c.done)](std::error_code ec, std::string text,
                                                      std::optional<std::string> value) mutable {
-                            if (!ec && !value) ec = errc::connection;  // cannot happen: said so
-                            done(ec, std::move(value).value_or(std::string()));
+                            if (!ec && !value) {  // cannot happen: said so
+                              ec = errc::connection;
+                              text = "take ended without an element";
+                            }
+                            done(ec, std::move(text), std::move(value).value_or(std::string()));
                           });
         },
         token, std::move(stop));
@@ -124,17 +126,12 @@ class RELOCK_API blocking_queue {
   friend class client;  // makes every handle
   blocking_queue(std::shared_ptr<detail::client_core> core, std::string name);
 
-  using poll_done = detail::completion<void(std::error_code, std::optional<std::string>)>;
+  using poll_done = detail::answer<std::optional<std::string>>;
   asio::io_context& io() const { return detail::io_of(*core_); }
-  void start_offer(std::string value, detail::completion<void(std::error_code)> done);
-  // `wait`: zero tries once (LPOP), empty waits for ever.
+  void start_offer(std::string value, detail::answer<> done);
+  // `wait`: zero tries once (LPOP), empty waits for ever. nullopt when the wait ran out.
   void start_poll(std::optional<std::chrono::milliseconds> wait, std::stop_token stop,
                   poll_done done);
-  // The same, with the failure's words (the server's text for an error reply).
-  using poll_said =
-      detail::completion<void(std::error_code, std::optional<std::string>, std::string)>;
-  void start_poll_saying(std::optional<std::chrono::milliseconds> wait, std::stop_token stop,
-                         poll_said done);
   void check_value(std::string_view value) const;
 
   std::shared_ptr<detail::client_core> core_;

@@ -40,6 +40,7 @@
 #include <relock/read_write_lock.hpp>
 #include <relock/red_lock.hpp>
 #include <relock/semaphore.hpp>
+#include <relock/with_detail.hpp>
 
 namespace relock {
 
@@ -120,7 +121,7 @@ class RELOCK_API client {
     return asio::async_initiate<Token, void(std::error_code, lock_info)>(
         [core = core_](auto handler, std::string n) {
           start_inspect(core, std::move(n),
-                        detail::erase<std::error_code, lock_info>(std::move(handler), io(*core)));
+                        detail::erase<lock_info>(std::move(handler), io(*core)));
         },
         token, std::string(name));
   }
@@ -131,7 +132,7 @@ class RELOCK_API client {
   // end, and then completes with errc::cancelled.
   static asio::io_context& io(detail::client_core& core);
   static void start_inspect(const std::shared_ptr<detail::client_core>& core, std::string name,
-                            detail::completion<void(std::error_code, lock_info)> done);
+                            detail::answer<lock_info> done);
 
   std::shared_ptr<detail::client_core> core_;
 };

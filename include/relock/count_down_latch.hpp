@@ -71,8 +71,7 @@ class RELOCK_API count_down_latch {
     return asio::async_initiate<Token, void(std::error_code, bool)>(
         [self = *this](auto handler, std::optional<std::chrono::milliseconds> w,
                        std::stop_token s) mutable {
-          auto c = detail::erase_cancellable<std::error_code, bool>(std::move(handler), self.io(),
-                                                                    std::move(s));
+          auto c = detail::erase_cancellable<bool>(std::move(handler), self.io(), std::move(s));
           self.start_await(w, std::move(c.stop), std::move(c.done));
         },
         token, wait, std::move(stop));
@@ -82,7 +81,7 @@ class RELOCK_API count_down_latch {
   auto async_count_down(Token&& token) {
     return asio::async_initiate<Token, void(std::error_code)>(
         [self = *this](auto handler) mutable {
-          self.start_count_down(detail::erase<std::error_code>(std::move(handler), self.io()));
+          self.start_count_down(detail::erase<>(std::move(handler), self.io()));
         },
         token);
   }
@@ -92,11 +91,11 @@ class RELOCK_API count_down_latch {
   friend class client;  // makes every handle
   count_down_latch(std::shared_ptr<detail::client_core> core, std::string name);
 
-  using await_done = detail::completion<void(std::error_code, bool)>;
+  using await_done = detail::answer<bool>;
   asio::io_context& io() const { return detail::io_of(*core_); }
   void start_await(std::optional<std::chrono::milliseconds> wait, std::stop_token stop,
                    await_done done);
-  void start_count_down(detail::completion<void(std::error_code)> done);
+  void start_count_down(detail::answer<> done);
   bool await_blocking(std::optional<std::chrono::milliseconds> wait, std::stop_token stop);
 
   std::shared_ptr<detail::client_core> core_;

@@ -70,8 +70,7 @@ class RELOCK_API delayed_queue {
   auto async_offer(std::string value, std::chrono::milliseconds delay, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code)>(
         [self = *this](auto handler, std::string v, std::chrono::milliseconds d) mutable {
-          self.start_offer(std::move(v), d,
-                           detail::erase<std::error_code>(std::move(handler), self.io()));
+          self.start_offer(std::move(v), d, detail::erase<>(std::move(handler), self.io()));
         },
         token, std::move(value), delay);
   }
@@ -82,8 +81,7 @@ class RELOCK_API delayed_queue {
   delayed_queue(std::shared_ptr<detail::client_core> core, std::string destination);
 
   asio::io_context& io() const { return detail::io_of(*core_); }
-  void start_offer(std::string value, std::chrono::milliseconds delay,
-                   detail::completion<void(std::error_code)> done);
+  void start_offer(std::string value, std::chrono::milliseconds delay, detail::answer<> done);
 
   std::shared_ptr<detail::client_core> core_;
   std::string destination_;

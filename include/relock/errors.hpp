@@ -4,6 +4,7 @@
 ///
 /// Async operations complete with a std::error_code in relock's category; sync calls throw
 /// relock::error (a std::system_error) whose what() keeps the detail, e.g. the server's text.
+/// relock::with_detail (relock/with_detail.hpp) gives async callers that relock::error too.
 #pragma once
 
 #include <string>

@@ -61,15 +61,15 @@ class RELOCK_API fenced_lock : public mutex {
   auto async_lock_and_get_token(owner o, lock_options options, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code, std::int64_t)>(
         [self = *this](auto handler, owner who, lock_options opts) mutable {
-          auto c = detail::erase_cancellable<std::error_code, std::int64_t>(
-              std::move(handler), self.io(), std::move(opts.stop));
+          auto c = detail::erase_cancellable<std::int64_t>(std::move(handler), self.io(),
+                                                           std::move(opts.stop));
           opts.stop = std::move(c.stop);
           auto done = std::move(c.done);
           self.start_acquire(
               who, std::move(opts), true,
               [done = std::move(done)](std::error_code ec, detail::acquire_result r) mutable {
                 if (!ec && !r.acquired) ec = errc::not_acquired;
-                done(ec, ec ? 0 : token_of(r));
+                done(ec, r.detail, ec ? 0 : token_of(r));
               });
         },
         token, o, std::move(options));
@@ -80,7 +80,7 @@ class RELOCK_API fenced_lock : public mutex {
   auto async_try_lock_and_get_token(owner o, lock_options options, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code, std::optional<std::int64_t>)>(
         [self = *this](auto handler, owner who, lock_options opts) mutable {
-          auto c = detail::erase_cancellable<std::error_code, std::optional<std::int64_t>>(
+          auto c = detail::erase_cancellable<std::optional<std::int64_t>>(
               std::move(handler), self.io(), std::move(opts.stop));
           opts.stop = std::move(c.stop);
           auto done = std::move(c.done);
@@ -89,7 +89,7 @@ class RELOCK_API fenced_lock : public mutex {
               [done = std::move(done)](std::error_code ec, detail::acquire_result r) mutable {
                 std::optional<std::int64_t> t;
                 if (!ec && r.acquired) t = token_of(r);
-                done(ec, t);
+                done(ec, r.detail, t);
               });
         },
         token, o, std::move(options));

@@ -126,6 +126,8 @@ class RELOCK_API mutex : public detail::lockable<mutex> {
   /// (options.stop) or on a cancellation of the handler's Asio cancellation slot (any type;
   /// bind_cancellation_slot, awaitable operators), leaving no hold; unlock, one round trip,
   /// ignores cancellation and completes within the command timeout.
+  /// A token wrapped in relock::with_detail gets a std::exception_ptr to a relock::error with
+  /// the server's text instead of the bare std::error_code.
   ///@{
 
   /// void(std::error_code): not_owner when `o` holds nothing, lock_lost when its hold expired.
@@ -133,9 +135,7 @@ class RELOCK_API mutex : public detail::lockable<mutex> {
   auto async_unlock(owner o, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code)>(
         [self = *this](auto handler, owner who) mutable {
-          auto done = detail::erase<std::error_code>(std::move(handler), self.io());
-          self.start_release(
-              who, [done = std::move(done)](std::error_code ec, std::string) mutable { done(ec); });
+          self.start_release(who, detail::erase<>(std::move(handler), self.io()));
         },
         token, o);
   }
@@ -151,7 +151,7 @@ class RELOCK_API mutex : public detail::lockable<mutex> {
 
   // Internally every outcome also carries a detail for humans (the server's text, the owner).
   using acquire_done = detail::completion<void(std::error_code, detail::acquire_result)>;
-  using release_done = detail::completion<void(std::error_code, std::string)>;
+  using release_done = detail::answer<>;
 
   asio::io_context& io() const { return detail::io_of(*core_); }
   // `empty_wait_is_forever`: async_lock waits for ever when options.wait is empty,

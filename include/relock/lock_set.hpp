@@ -97,8 +97,8 @@ class RELOCK_API lock_set : public detail::lockable<lock_set> {
   auto async_unlock(owner o, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code, std::vector<member_failure>)>(
         [self = *this](auto handler, owner who) mutable {
-          self.start_release(who, detail::erase<std::error_code, std::vector<member_failure>>(
-                                      std::move(handler), self.io()));
+          self.start_release(
+              who, detail::erase<std::vector<member_failure>>(std::move(handler), self.io()));
         },
         token, o);
   }
@@ -109,7 +109,7 @@ class RELOCK_API lock_set : public detail::lockable<lock_set> {
   friend class red_lock;
   friend class detail::lockable<lock_set>;
   using acquire_done = detail::completion<void(std::error_code, detail::lock_set_result)>;
-  using release_done = detail::completion<void(std::error_code, std::vector<member_failure>)>;
+  using release_done = detail::answer<std::vector<member_failure>>;
 
   // Throws errc::invalid_argument for no members, or two members on the same key and server.
   lock_set(std::vector<mutex> members, const detail::lock_set_rule& how);

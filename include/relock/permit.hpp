@@ -95,13 +95,16 @@ class RELOCK_API permit {
         [p = std::move(*this)](auto handler) mutable {
           if (!p) {
             auto ex = asio::get_associated_executor(handler);
+            if constexpr (detail::takes_detail<decltype(handler)>) {
+              handler.set_detail("permit::async_release: this permit owns nothing");
+            }
             asio::post(ex, [h = std::move(handler)]() mutable {
               std::move(h)(make_error_code(errc::not_owner));
             });
             return;
           }
           auto& io = p.io();
-          p.start_release(detail::erase<std::error_code>(std::move(handler), io));
+          p.start_release(detail::erase<>(std::move(handler), io));
         },
         token);
   }
@@ -118,7 +121,7 @@ class RELOCK_API permit {
 
   asio::io_context& io() const;
   /// Sends the release and empties this permit; `done` runs on relock's I/O thread.
-  void start_release(detail::completion<void(std::error_code)> done);
+  void start_release(detail::answer<> done);
 
   std::unique_ptr<detail::permit_state> state_;
 };

@@ -139,8 +139,8 @@ class RELOCK_API permit_expirable_semaphore {
   auto async_acquire(permit_options options, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code, std::optional<permit>)>(
         [self = *this](auto handler, permit_options opts) mutable {
-          auto c = detail::erase_cancellable<std::error_code, std::optional<permit>>(
-              std::move(handler), self.io(), std::move(opts.stop));
+          auto c = detail::erase_cancellable<std::optional<permit>>(std::move(handler), self.io(),
+                                                                    std::move(opts.stop));
           opts.stop = std::move(c.stop);
           self.start_acquire(std::move(opts), std::move(c.done));
         },
@@ -152,9 +152,7 @@ class RELOCK_API permit_expirable_semaphore {
   auto async_release(std::string permit_id, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code)>(
         [self = *this](auto handler, std::string id) mutable {
-          self.start_release(std::move(id),
-                             [done = detail::erase<std::error_code>(std::move(handler), self.io())](
-                                 std::error_code ec, std::string) mutable { done(ec); });
+          self.start_release(std::move(id), detail::erase<>(std::move(handler), self.io()));
         },
         token, std::move(permit_id));
   }
@@ -165,9 +163,9 @@ class RELOCK_API permit_expirable_semaphore {
   permit_expirable_semaphore(std::shared_ptr<detail::client_core> core, std::string name,
                              semaphore_options options = {});
 
-  using acquire_done = detail::completion<void(std::error_code, std::optional<permit>)>;
+  using acquire_done = detail::answer<std::optional<permit>>;
   // (error, words for a human: the server's text or what was not held)
-  using release_done = detail::completion<void(std::error_code, std::string)>;
+  using release_done = detail::answer<>;
   asio::io_context& io() const { return detail::io_of(*core_); }
   void start_acquire(permit_options options, acquire_done done);
   void start_release(std::string permit_id, release_done done);

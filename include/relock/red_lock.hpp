@@ -79,14 +79,14 @@ class RELOCK_API red_lock : public lock_set {
   auto async_acquire(owner o, lock_options options, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code, redlock_result)>(
         [self = *this](auto handler, owner who, lock_options opts) mutable {
-          auto c = detail::erase_cancellable<std::error_code, redlock_result>(
-              std::move(handler), self.io(), std::move(opts.stop));
+          auto c = detail::erase_cancellable<redlock_result>(std::move(handler), self.io(),
+                                                             std::move(opts.stop));
           opts.stop = std::move(c.stop);
           auto done = std::move(c.done);
           self.start_acquire(
               who, std::move(opts), true,
               [done = std::move(done)](std::error_code ec, detail::lock_set_result r) mutable {
-                done(ec, redlock_result{r.acquired, r.validity, r.held});
+                done(ec, r.detail, redlock_result{r.acquired, r.validity, r.held});
               });
         },
         token, o, std::move(options));

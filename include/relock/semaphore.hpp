@@ -139,8 +139,7 @@ class RELOCK_API semaphore {
     return asio::async_initiate<Token, void(std::error_code, bool)>(
         [self = *this](auto handler, std::int64_t n, std::optional<std::chrono::milliseconds> w,
                        std::stop_token s) mutable {
-          auto c = detail::erase_cancellable<std::error_code, bool>(std::move(handler), self.io(),
-                                                                    std::move(s));
+          auto c = detail::erase_cancellable<bool>(std::move(handler), self.io(), std::move(s));
           self.start_acquire(n, w, std::move(c.stop), std::move(c.done));
         },
         token, permits, wait, std::move(stop));
@@ -150,9 +149,7 @@ class RELOCK_API semaphore {
   auto async_release(std::int64_t permits, Token&& token) {
     return asio::async_initiate<Token, void(std::error_code)>(
         [self = *this](auto handler, std::int64_t n) mutable {
-          self.start_release(n,
-                             [done = detail::erase<std::error_code>(std::move(handler), self.io())](
-                                 std::error_code ec, std::string) mutable { done(ec); });
+          self.start_release(n, detail::erase<>(std::move(handler), self.io()));
         },
         token, permits);
   }
@@ -163,9 +160,9 @@ class RELOCK_API semaphore {
   semaphore(std::shared_ptr<detail::client_core> core, std::string name,
             semaphore_options options = {});
 
-  using acquire_done = detail::completion<void(std::error_code, bool)>;
+  using acquire_done = detail::answer<bool>;
   // (error, words for a human: the server's text or what was not held)
-  using release_done = detail::completion<void(std::error_code, std::string)>;
+  using release_done = detail::answer<>;
   asio::io_context& io() const { return detail::io_of(*core_); }
   void start_acquire(std::int64_t permits, std::optional<std::chrono::milliseconds> wait,
                      std::stop_token stop, acquire_done done);

@@ -258,14 +258,13 @@ void start_inspect(std::shared_ptr<client_core> core, std::string name, inspect_
     key = core->key_of(name);
     layout::check_name(key, "lock key (after the name mapper)");
   } catch (const error& e) {
-    // The completion carries a code only; client::inspect names the name in its message.
-    return done(e.code(), {});
+    return done(e.code(), e.what(), {});
   }
-  if (core->stopped()) return done(errc::cancelled, {});
+  if (core->stopped()) return done(errc::cancelled, "the client has been destroyed", {});
   client_core& door = *core;
   door.enter([core = std::move(core), name = std::move(name), key = std::move(key),
               done = std::move(done)](bool running) mutable {
-    if (!running) return done(errc::cancelled, {});
+    if (!running) return done(errc::cancelled, "the client has been destroyed", {});
     std::vector<std::string> keys{key,
                                   layout::fenced_token_key(key),
                                   layout::fair_queue_key(key),
@@ -278,6 +277,7 @@ void start_inspect(std::shared_ptr<client_core> core, std::string name, inspect_
                   [&executor, name = std::move(name), key, done = core->guard(std::move(done))](
                       std::error_code ec, resp::reply r) mutable {
                     lock_info info;
+                    std::string text = ec ? std::move(r.str) : std::string();
                     if (!ec) {
                       info.name = std::move(name);
                       // On the I/O thread, as node_of needs. Asked after the answer, so a MOVED met
@@ -287,9 +287,10 @@ void start_inspect(std::shared_ptr<client_core> core, std::string name, inspect_
                       info.last_acknowledged = executor.last_acknowledged();
                       info.key = std::move(key);
                       ec = decode(r, info);
+                      if (ec) text = "the inspect script's reply is not what it writes";
                     }
-                    if (ec) return done(ec, {});
-                    if (info.synced_replicas == 0) return done({}, std::move(info));
+                    if (ec) return done(ec, std::move(text), {});
+                    if (info.synced_replicas == 0) return done({}, "", std::move(info));
                     // How far the replicas are, asked of the master that answered.
                     executor.run(
                         info.key, resp::request{"INFO", "replication"},
@@ -299,7 +300,7 @@ void start_inspect(std::shared_ptr<client_core> core, std::string name, inspect_
                             info.online_replicas = online_replicas(r.str);
                             info.replicas_acknowledging = caught_up_replicas(r.str);
                           }
-                          done({}, std::move(info));
+                          done({}, "", std::move(info));
                         },
                         /*idempotent=*/true);
                   },

@@ -14,7 +14,7 @@ namespace relock::detail {
 
 class client_core;
 
-using inspect_callback = completion<void(std::error_code, lock_info)>;
+using inspect_callback = answer<lock_info>;
 
 // Any thread; the read and the callback happen on the I/O thread. A bad name completes with
 // errc::invalid_argument, a stopped client with errc::cancelled.

@@ -66,7 +66,7 @@ std::error_code set_unlock_outcome(const std::vector<member_failure>& failures, 
 // Gives every member back at once and collects what failed.
 class release_all : public std::enable_shared_from_this<release_all> {
  public:
-  using done_fn = completion<void(std::error_code, std::vector<member_failure>)>;
+  using done_fn = answer<std::vector<member_failure>>;
   release_all(std::vector<mutex> members, std::size_t quorum, done_fn done)
       : members_(std::move(members)),
         quorum_(quorum),
@@ -93,7 +93,12 @@ class release_all : public std::enable_shared_from_this<release_all> {
               [](const auto& a, const auto& b) { return a.index < b.index; });
     for (auto& f : failures) f.server = member_address(members_[f.index]);
     const auto outcome = set_unlock_outcome(failures, members_.size(), quorum_);
-    done_(outcome, std::move(failures));
+    std::string said;  // every member that failed, in words
+    for (const auto& f : failures) {
+      said += (said.empty() ? "" : "; ") + member_label(members_[f.index], f.index) + ": " +
+              (f.detail.empty() ? f.ec.message() : f.detail);
+    }
+    done_(outcome, std::move(said), std::move(failures));
   }
 
   std::vector<mutex> members_;
@@ -240,7 +245,7 @@ std::vector<member_failure> lock_set::unlock_members() noexcept {
                                i, member_address(m)}};
       }
     }
-    auto [ec, failures] = wait_for<std::error_code, std::vector<member_failure>>(
+    auto [ec, said, failures] = wait_for<std::error_code, std::string, std::vector<member_failure>>(
         [&](auto done) { start_release(owner::current_thread(), std::move(done)); });
     return std::move(failures);
   } catch (const std::exception& e) {  // allocation failure: still never throw from here

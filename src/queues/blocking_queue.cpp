@@ -41,41 +41,34 @@ void blocking_queue::check_value(std::string_view value) const {
   }
 }
 
-void blocking_queue::start_offer(std::string value,
-                                 detail::completion<void(std::error_code)> done) {
+void blocking_queue::start_offer(std::string value, detail::answer<> done) {
   try {
     check_value(value);
   } catch (const error& e) {
-    return done(e.code());
+    return done(e.code(), e.what());
   }
   core_->enter([core = core_, key = key_, value = std::move(value),
                 done = std::move(done)](bool running) mutable {
-    if (!running) return done(errc::cancelled);
-    core->executor().run(
-        key, resp::request{"RPUSH", key, std::move(value)},
-        [done = std::move(done)](std::error_code ec, resp::reply) mutable { done(ec); });
+    if (!running) return done(errc::cancelled, "the client has been destroyed");
+    core->executor().run(key, resp::request{"RPUSH", key, std::move(value)},
+                         [done = std::move(done)](std::error_code ec, resp::reply r) mutable {
+                           done(ec, ec ? std::move(r.str) : std::string());
+                         });
   });
 }
 
 void blocking_queue::start_poll(std::optional<std::chrono::milliseconds> wait, std::stop_token stop,
                                 poll_done done) {
-  start_poll_saying(wait, std::move(stop),
-                    [done = std::move(done)](std::error_code ec, std::optional<std::string> value,
-                                             std::string) mutable { done(ec, std::move(value)); });
-}
-
-void blocking_queue::start_poll_saying(std::optional<std::chrono::milliseconds> wait,
-                                       std::stop_token stop, poll_said done) {
-  if (wait && wait->count() < 0) return done(errc::invalid_argument, std::nullopt, "");
+  if (wait && wait->count() < 0) return done(errc::invalid_argument, "a wait must be >= 0", {});
   if (wait && wait->count() == 0) {
     // No wait: LPOP on the command connections.
     return core_->enter([core = core_, key = key_, done = std::move(done)](bool running) mutable {
-      if (!running) return done(errc::cancelled, std::nullopt, "the client has been destroyed");
+      if (!running) return done(errc::cancelled, "the client has been destroyed", std::nullopt);
       core->executor().run(key, resp::request{"LPOP", key},
                            [done = std::move(done)](std::error_code ec, resp::reply r) mutable {
-                             if (ec) return done(ec, std::nullopt, std::move(r.str));
-                             if (r.is_nil()) return done(ec, std::nullopt, "");
-                             done(ec, std::move(r.str), "");
+                             if (ec) return done(ec, std::move(r.str), std::nullopt);
+                             if (r.is_nil()) return done(ec, "", std::nullopt);
+                             done(ec, "", std::move(r.str));
                            });
     });
   }
@@ -102,18 +95,18 @@ std::optional<std::string> blocking_queue::poll(std::chrono::milliseconds wait,
                                                 std::stop_token stop) {
   detail::refuse_io_thread(*core_, "poll");
   const auto w = detail::to_millis(wait, "wait");
-  auto [ec, value, said] =
-      detail::wait_for<std::error_code, std::optional<std::string>, std::string>(
-          [&](auto done) { start_poll_saying(w, std::move(stop), std::move(done)); });
+  auto [ec, said, value] =
+      detail::wait_for<std::error_code, std::string, std::optional<std::string>>(
+          [&](auto done) { start_poll(w, std::move(stop), std::move(done)); });
   if (ec) fail(ec, "poll", key_, said);
   return std::move(value);
 }
 
 std::string blocking_queue::take(std::stop_token stop) {
   detail::refuse_io_thread(*core_, "take");
-  auto [ec, value, said] =
-      detail::wait_for<std::error_code, std::optional<std::string>, std::string>(
-          [&](auto done) { start_poll_saying(std::nullopt, std::move(stop), std::move(done)); });
+  auto [ec, said, value] =
+      detail::wait_for<std::error_code, std::string, std::optional<std::string>>(
+          [&](auto done) { start_poll(std::nullopt, std::move(stop), std::move(done)); });
   if (ec) fail(ec, "take", key_, said);
   if (!value) throw error(errc::connection, "take '" + key_ + "': ended without an element");
   return std::move(*value);

@@ -62,19 +62,22 @@ delayed_queue::delayed_queue(std::shared_ptr<detail::client_core> core, std::str
 }
 
 void delayed_queue::start_offer(std::string value, std::chrono::milliseconds delay,
-                                detail::completion<void(std::error_code)> done) {
-  if (delay.count() < 0 || value.size() > core_->settings().max_value_size) {
-    return done(errc::invalid_argument);
+                                detail::answer<> done) {
+  if (delay.count() < 0) return done(errc::invalid_argument, "a delay must be >= 0");
+  if (value.size() > core_->settings().max_value_size) {
+    return done(errc::invalid_argument, "a value of " + std::to_string(value.size()) +
+                                            " bytes is over config::max_value_size");
   }
   std::vector<std::string> keys{key_, timeouts_, list_, channel_};
   std::vector<std::string> args{std::to_string(detail::wall_clock_ms() + delay.count()),
                                 random_id(*core_), std::move(value), layout_of(*core_)};
   core_->enter([core = core_, keys = std::move(keys), args = std::move(args),
                 done = std::move(done)](bool running) mutable {
-    if (!running) return done(errc::cancelled);
-    core->executor().eval(
-        offer_script, std::move(keys), std::move(args),
-        [done = std::move(done)](std::error_code ec, resp::reply) mutable { done(ec); });
+    if (!running) return done(errc::cancelled, "the client has been destroyed");
+    core->executor().eval(offer_script, std::move(keys), std::move(args),
+                          [done = std::move(done)](std::error_code ec, resp::reply r) mutable {
+                            done(ec, ec ? std::move(r.str) : std::string());
+                          });
   });
 }
 

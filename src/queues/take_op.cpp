@@ -187,15 +187,15 @@ class take_op : public std::enable_shared_from_this<take_op>, public shutdown_aw
     if (!done_) return;
     switch (a.why) {
       case ending::got:
-        return std::exchange(done_, {})(std::error_code{}, std::move(element_), std::string());
+        return std::exchange(done_, {})(std::error_code{}, std::string(), std::move(element_));
       case ending::timed_out:
-        return std::exchange(done_, {})(std::error_code{}, std::nullopt, std::string());
+        return std::exchange(done_, {})(std::error_code{}, std::string(), std::nullopt);
       case ending::failed:
         return std::exchange(done_, {})(a.ec ? a.ec : make_error_code(errc::cancelled),
-                                        std::nullopt, std::move(last_detail_));
+                                        std::move(last_detail_), std::nullopt);
       case ending::cancelled:
-        return std::exchange(done_, {})(make_error_code(errc::cancelled), std::nullopt,
-                                        "cancelled");
+        return std::exchange(done_, {})(make_error_code(errc::cancelled), "cancelled",
+                                        std::nullopt);
     }
   }
 
@@ -220,7 +220,7 @@ void start_take(std::shared_ptr<client_core> core, take_request request, take_ca
   auto* c = core.get();
   c->enter([core = std::move(core), request = std::move(request),
             done = std::move(done)](bool running) mutable {
-    if (!running) return done(errc::cancelled, std::nullopt, "the client has been destroyed");
+    if (!running) return done(errc::cancelled, "the client has been destroyed", std::nullopt);
     std::make_shared<take_op>(std::move(core), std::move(request), std::move(done))->start();
   });
 }

@@ -25,7 +25,8 @@ struct take_request {
 // (error, the element; nullopt when the wait ran out, the failure's words: the server's own
 // text for an error reply). Any thread; the work and the callback happen on the I/O thread.
 // errc::cancelled for a stop or the client's shutdown.
-using take_callback = completion<void(std::error_code, std::optional<std::string>, std::string)>;
+// The error, its words (the server's text), then the element (nullopt when the wait ran out).
+using take_callback = answer<std::optional<std::string>>;
 
 void start_take(std::shared_ptr<client_core> core, take_request request, take_callback done);
 

@@ -50,18 +50,19 @@ void count_down_latch::start_await(std::optional<std::chrono::milliseconds> wait
                                    std::stop_token stop, await_done done) {
   await_open(core_, key_, channel_, wait, std::move(stop),
              [done = std::move(done)](std::error_code ec, acquire_result r) mutable {
-               done(ec, r.acquired);
+               done(ec, std::move(r.detail), r.acquired);
              });
 }
 
-void count_down_latch::start_count_down(detail::completion<void(std::error_code)> done) {
+void count_down_latch::start_count_down(detail::answer<> done) {
   core_->enter(
       [core = core_, key = key_, channel = channel_, done = std::move(done)](bool running) mutable {
-        if (!running) return done(errc::cancelled);
-        core->executor().eval(
-            detail::synchronizer_scripts::latch_admin, {key, channel},
-            {"down", "0", core->publish_command()},
-            [done = std::move(done)](std::error_code ec, resp::reply) mutable { done(ec); });
+        if (!running) return done(errc::cancelled, "the client has been destroyed");
+        core->executor().eval(detail::synchronizer_scripts::latch_admin, {key, channel},
+                              {"down", "0", core->publish_command()},
+                              [done = std::move(done)](std::error_code ec, resp::reply r) mutable {
+                                done(ec, ec ? std::move(r.str) : std::string());
+                              });
       });
 }
 

@@ -16,7 +16,7 @@
 namespace relock {
 namespace detail {
 
-using give_back_done = completion<void(std::error_code, std::string)>;
+using give_back_done = answer<>;
 
 // What a permit owns: a copy of its semaphore's handle (which knows how to give permits back)
 // and what to give back. The semaphores befriend it for their core and their release.
@@ -173,9 +173,9 @@ std::string permit::detach() noexcept {
 
 asio::io_context& permit::io() const { return detail::io_of(*state_->core); }
 
-void permit::start_release(detail::completion<void(std::error_code)> done) {
+void permit::start_release(detail::answer<> done) {
   auto s = std::move(state_);
-  s->send([done = std::move(done)](std::error_code ec, std::string) mutable { done(ec); });
+  s->send(std::move(done));
 }
 
 }  // namespace relock

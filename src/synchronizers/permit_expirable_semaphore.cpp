@@ -75,8 +75,8 @@ void permit_expirable_semaphore::start_acquire(permit_options options, acquire_d
   acquire_permit(
       core_, key_, channel_, options_.wait_when_absent, std::move(options),
       [self = *this, done = std::move(done)](std::error_code ec, acquire_result r) mutable {
-        if (ec || !r.acquired) return done(ec, std::nullopt);
-        done(ec, permit::with_id(self, std::move(r.token)));
+        if (ec || !r.acquired) return done(ec, std::move(r.detail), std::nullopt);
+        done(ec, "", permit::with_id(self, std::move(r.token)));
       });
 }
 

@@ -51,7 +51,7 @@ void semaphore::start_acquire(std::int64_t permits, std::optional<std::chrono::m
                               std::stop_token stop, acquire_done done) {
   acquire_counted(core_, key_, channel_, options_.wait_when_absent, permits, wait, std::move(stop),
                   [done = std::move(done)](std::error_code ec, acquire_result r) mutable {
-                    done(ec, r.acquired);
+                    done(ec, std::move(r.detail), r.acquired);
                   });
 }
 

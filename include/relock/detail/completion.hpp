@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <stop_token>
+#include <string>
 #include <system_error>
 #include <type_traits>
 #include <utility>
@@ -25,40 +26,56 @@ namespace relock::detail {
 template <class Signature>
 using completion = unique_function<Signature>;
 
-// Wraps `handler` so that calling the result posts the handler, with its arguments, to the
-// handler's associated executor (relock's I/O executor when it has none), running `before` there
-// first. Once relock's I/O thread has stopped for good (a handle used after its client was
-// destroyed), a handler bound to it runs at once instead, on the calling thread: nothing else
-// would ever run it.
-template <class... Args, class Handler, class Before>
-completion<void(Args...)> erase_with(Handler&& handler, asio::io_context& io, Before before) {
+// How relock's internals finish an async operation whose results are Ts: the error, the detail
+// for humans (the server's text, the owner concerned; read only with an error), then the
+// results. The public handler gets the error and the results; a handler made by
+// relock::with_detail also gets the detail, through set_detail.
+template <class... Ts>
+using answer = completion<void(std::error_code, std::string, Ts...)>;
+
+// A handler that wants the detail before it is called (relock::with_detail's).
+template <class Handler>
+concept takes_detail = requires(Handler& h, std::string text) {
+  h.set_detail(std::move(text));
+};
+
+// Wraps `handler`, whose results are Ts, as an answer: calling it posts the handler, with the
+// error and the results, to the handler's associated executor (relock's I/O executor when it has
+// none), running `before` there first. Once relock's I/O thread has stopped for good (a handle
+// used after its client was destroyed), a handler bound to it runs at once instead, on the
+// calling thread: nothing else would ever run it.
+template <class... Ts, class Handler, class Before>
+answer<Ts...> erase_with(Handler&& handler, asio::io_context& io, Before before) {
   auto executor = asio::get_associated_executor(handler, io.get_executor());
-  return [executor, &io, before = std::move(before),
-          h = std::forward<Handler>(handler)](Args... args) mutable {
+  return [executor, &io, before = std::move(before), h = std::forward<Handler>(handler)](
+             std::error_code ec, std::string text, Ts... results) mutable {
+    if constexpr (takes_detail<std::decay_t<Handler>>) {
+      if (ec) h.set_detail(std::move(text));
+    }
     if constexpr (std::is_same_v<decltype(executor), asio::io_context::executor_type>) {
       if (&executor.context() == &io && io.stopped()) {
         before();
-        std::move(h)(std::move(args)...);
+        std::move(h)(ec, std::move(results)...);
         return;
       }
     }
-    asio::post(executor,
-               [before = std::move(before), h = std::move(h), ... a = std::move(args)]() mutable {
-                 before();
-                 std::move(h)(std::move(a)...);
-               });
+    asio::post(executor, [before = std::move(before), h = std::move(h), ec,
+                          ... r = std::move(results)]() mutable {
+      before();
+      std::move(h)(ec, std::move(r)...);
+    });
   };
 }
 
-template <class... Args, class Handler>
-completion<void(Args...)> erase(Handler&& handler, asio::io_context& io) {
-  return detail::erase_with<Args...>(std::forward<Handler>(handler), io, [] {});
+template <class... Ts, class Handler>
+answer<Ts...> erase(Handler&& handler, asio::io_context& io) {
+  return detail::erase_with<Ts...>(std::forward<Handler>(handler), io, [] {});
 }
 
 // A waiting operation's completion and the stop token it watches.
-template <class... Args>
+template <class... Ts>
 struct cancellable {
-  completion<void(Args...)> done;
+  answer<Ts...> done;
   std::stop_token stop;
 };
 
@@ -67,12 +84,11 @@ struct cancellable {
 // awaitable operators, parallel groups), so either ends the wait with errc::cancelled. The
 // slot is cleared on the handler's executor right before the handler runs, as Asio requires of
 // an operation that completes.
-template <class... Args, class Handler>
-cancellable<Args...> erase_cancellable(Handler&& handler, asio::io_context& io,
-                                       std::stop_token stop) {
+template <class... Ts, class Handler>
+cancellable<Ts...> erase_cancellable(Handler&& handler, asio::io_context& io,
+                                     std::stop_token stop) {
   auto slot = asio::get_associated_cancellation_slot(handler);
-  if (!slot.is_connected())
-    return {detail::erase<Args...>(std::forward<Handler>(handler), io), stop};
+  if (!slot.is_connected()) return {detail::erase<Ts...>(std::forward<Handler>(handler), io), stop};
   struct bridge {
     std::stop_source source;
     std::optional<std::stop_callback<std::function<void()>>> from_caller;
@@ -85,11 +101,11 @@ cancellable<Args...> erase_cancellable(Handler&& handler, asio::io_context& io,
     if (type != asio::cancellation_type::none) source.request_stop();
   });
   std::stop_token watched = b->source.get_token();
-  return {detail::erase_with<Args...>(std::forward<Handler>(handler), io,
-                                      [slot, b]() mutable {
-                                        slot.clear();
-                                        b.reset();
-                                      }),
+  return {detail::erase_with<Ts...>(std::forward<Handler>(handler), io,
+                                    [slot, b]() mutable {
+                                      slot.clear();
+                                      b.reset();
+                                    }),
           std::move(watched)};
 }
 

@@ -63,13 +63,12 @@ class lockable {
     return asio::async_initiate<Token, void(std::error_code)>(
         [self = static_cast<const Self&>(*this)](auto handler, owner who,
                                                  lock_options opts) mutable {
-          auto c = erase_cancellable<std::error_code>(std::move(handler), self.io(),
-                                                      std::move(opts.stop));
+          auto c = erase_cancellable<>(std::move(handler), self.io(), std::move(opts.stop));
           opts.stop = std::move(c.stop);
           self.start_acquire(who, std::move(opts), true,
                              [done = std::move(c.done)](std::error_code ec, const auto& r) mutable {
                                if (!ec && !r.acquired) ec = errc::not_acquired;
-                               done(ec);
+                               done(ec, r.detail);
                              });
         },
         token, o, std::move(options));
@@ -80,12 +79,11 @@ class lockable {
     return asio::async_initiate<Token, void(std::error_code, bool)>(
         [self = static_cast<const Self&>(*this)](auto handler, owner who,
                                                  lock_options opts) mutable {
-          auto c = erase_cancellable<std::error_code, bool>(std::move(handler), self.io(),
-                                                            std::move(opts.stop));
+          auto c = erase_cancellable<bool>(std::move(handler), self.io(), std::move(opts.stop));
           opts.stop = std::move(c.stop);
           self.start_acquire(who, std::move(opts), false,
                              [done = std::move(c.done)](std::error_code ec, const auto& r) mutable {
-                               done(ec, r.acquired);
+                               done(ec, r.detail, r.acquired);
                              });
         },
         token, o, std::move(options));
