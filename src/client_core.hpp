@@ -32,7 +32,9 @@
 
 namespace relock::detail {
 
+namespace waiting {
 class take_back_book;
+}
 
 // An operation that shutdown must end itself (an acquire that waits, or whose script may be
 // running): it completes with errc::cancelled and takes back any hold it may have taken.
@@ -109,7 +111,7 @@ class client_core {
   renewal::watchdog& watchdog() { return *watchdog_; }
   exec::key_sweeper& sweeper() { return *sweeper_; }
   // Take-backs of lost tries not answered yet (I/O thread only).
-  take_back_book& take_backs() { return *take_backs_; }
+  waiting::take_back_book& take_backs() { return *take_backs_; }
   // PUBLISH or SPUBLISH, for the scripts (data-layout §1).
   const std::string& publish_command() const { return publish_command_; }
   // Whether a script's publish counts every listener of the channel: not with classic pub/sub
@@ -172,7 +174,7 @@ class client_core {
   std::unique_ptr<pubsub::waiter_queues> waiters_;
   std::unique_ptr<renewal::watchdog> watchdog_;
   std::unique_ptr<exec::key_sweeper> sweeper_;
-  std::unique_ptr<take_back_book> take_backs_;
+  std::unique_ptr<waiting::take_back_book> take_backs_;
   std::shared_ptr<net::connection> push_connection_;  // one server: the subscriber's
   std::unique_ptr<master_watch> watch_;               // one server: follows the master
   std::string publish_command_;

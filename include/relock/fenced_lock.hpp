@@ -98,7 +98,7 @@ class RELOCK_API fenced_lock : public mutex {
  private:
   friend class client;  // makes every handle
   fenced_lock(std::shared_ptr<detail::client_core> core, std::string name,
-              const detail::lock_kind& kind)
+              const detail::waiting::lock_kind& kind)
       : mutex(std::move(core), std::move(name), kind) {}
 
   static std::int64_t token_of(const detail::acquire_result& r);

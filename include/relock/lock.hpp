@@ -48,8 +48,12 @@ namespace relock {
 
 namespace detail {
 class client_core;
+namespace waiting {
 struct lock_kind;
+}
+namespace locks {
 struct lock_access;
+}
 RELOCK_API asio::io_context& io_of(client_core& core);
 }  // namespace detail
 
@@ -145,9 +149,11 @@ class RELOCK_API mutex : public detail::lockable<mutex> {
   friend class client;  // makes every handle
   friend class fenced_lock;
   friend class detail::lockable<mutex>;
-  friend struct detail::lock_access;  // the lock sets (multi_lock, red_lock) drive their members
+  friend struct detail::locks::lock_access;  // the lock sets (multi_lock, red_lock) drive their
+                                             // members
 
-  mutex(std::shared_ptr<detail::client_core> core, std::string name, const detail::lock_kind& kind);
+  mutex(std::shared_ptr<detail::client_core> core, std::string name,
+        const detail::waiting::lock_kind& kind);
 
   // Internally every outcome also carries a detail for humans (the server's text, the owner).
   using acquire_done = detail::completion<void(std::error_code, detail::acquire_result)>;
@@ -171,7 +177,7 @@ class RELOCK_API mutex : public detail::lockable<mutex> {
   std::string name_;
   std::string key_;
   std::string channel_;
-  const detail::lock_kind* kind_;
+  const detail::waiting::lock_kind* kind_;
 };
 
 }  // namespace relock

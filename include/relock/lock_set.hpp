@@ -49,8 +49,10 @@ struct lock_set_result {
   std::size_t held = 0;                   // members held, when acquired
 };
 
+namespace lock_sets {
 struct lock_set_rule;   // how a set acquires: all members, or a quorum (src/lock_sets/lock_set.cpp)
 struct lock_set_state;  // the members and the rule
+}  // namespace lock_sets
 
 }  // namespace detail
 
@@ -112,7 +114,7 @@ class RELOCK_API lock_set : public detail::lockable<lock_set> {
   using release_done = detail::answer<std::vector<member_failure>>;
 
   // Throws errc::invalid_argument for no members, or two members on the same key and server.
-  lock_set(std::vector<mutex> members, const detail::lock_set_rule& how);
+  lock_set(std::vector<mutex> members, const detail::lock_sets::lock_set_rule& how);
 
   // Starts the set's acquire; `empty_wait_is_forever` as in mutex.
   void start_acquire(owner who, lock_options options, bool empty_wait_is_forever,
@@ -125,7 +127,7 @@ class RELOCK_API lock_set : public detail::lockable<lock_set> {
   std::size_t quorum() const;  // every member, or n/2 + 1 of the servers
   void unlock_reporting(std::error_code* out) noexcept;
 
-  std::shared_ptr<const detail::lock_set_state> state_;
+  std::shared_ptr<const detail::lock_sets::lock_set_state> state_;
 };
 
 }  // namespace relock

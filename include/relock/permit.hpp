@@ -40,9 +40,9 @@ namespace relock {
 class semaphore;
 class permit_expirable_semaphore;
 
-namespace detail {
+namespace detail::synchronizers {
 struct permit_state;  // the semaphore's handle, the id and the count (src/synchronizers/permit.cpp)
-}  // namespace detail
+}  // namespace detail::synchronizers
 
 /// Permits taken from a semaphore, given back when the object goes out of scope.
 class RELOCK_API permit {
@@ -113,7 +113,7 @@ class RELOCK_API permit {
   friend class semaphore;
   friend class permit_expirable_semaphore;
 
-  explicit permit(std::unique_ptr<detail::permit_state> state) noexcept;
+  explicit permit(std::unique_ptr<detail::synchronizers::permit_state> state) noexcept;
   /// `n` permits taken from `from`.
   static permit counting(const semaphore& from, std::int64_t n);
   /// The permit `id` (lowercase hex) taken from `from`.
@@ -123,7 +123,7 @@ class RELOCK_API permit {
   /// Sends the release and empties this permit; `done` runs on relock's I/O thread.
   void start_release(detail::answer<> done);
 
-  std::unique_ptr<detail::permit_state> state_;
+  std::unique_ptr<detail::synchronizers::permit_state> state_;
 };
 
 }  // namespace relock

@@ -158,8 +158,9 @@ class RELOCK_API permit_expirable_semaphore {
   }
 
  private:
-  friend class client;                 // makes every handle
-  friend struct detail::permit_state;  // a permit gives itself back through the handle
+  friend class client;                                // makes every handle
+  friend struct detail::synchronizers::permit_state;  // a permit gives itself back through the
+                                                      // handle
   permit_expirable_semaphore(std::shared_ptr<detail::client_core> core, std::string name,
                              semaphore_options options = {});
 

@@ -51,7 +51,9 @@ namespace relock {
 
 namespace detail {
 class client_core;
+namespace synchronizers {
 struct permit_state;
+}
 RELOCK_API asio::io_context& io_of(client_core& core);
 }  // namespace detail
 
@@ -155,8 +157,9 @@ class RELOCK_API semaphore {
   }
 
  private:
-  friend class client;                 // makes every handle
-  friend struct detail::permit_state;  // a permit gives its permits back through the handle
+  friend class client;                                // makes every handle
+  friend struct detail::synchronizers::permit_state;  // a permit gives its permits back through the
+                                                      // handle
   semaphore(std::shared_ptr<detail::client_core> core, std::string name,
             semaphore_options options = {});
 

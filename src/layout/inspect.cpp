@@ -54,7 +54,7 @@ const char* to_string(hold_side side) noexcept {
 
 }  // namespace relock
 
-namespace relock::detail {
+namespace relock::layout {
 namespace {
 
 const exec::script inspect_script{"lock_inspect", scripts::lock_inspect, /*writes=*/false};
@@ -251,7 +251,8 @@ std::error_code decode(const resp::reply& r, lock_info& info) {
 
 }  // namespace
 
-void start_inspect(std::shared_ptr<client_core> core, std::string name, inspect_callback done) {
+void start_inspect(std::shared_ptr<detail::client_core> core, std::string name,
+                   inspect_callback done) {
   std::string key;
   try {
     layout::check_name(name, "lock name");
@@ -261,7 +262,7 @@ void start_inspect(std::shared_ptr<client_core> core, std::string name, inspect_
     return done(e.code(), e.what(), {});
   }
   if (core->stopped()) return done(errc::cancelled, "the client has been destroyed", {});
-  client_core& door = *core;
+  detail::client_core& door = *core;
   door.enter([core = std::move(core), name = std::move(name), key = std::move(key),
               done = std::move(done)](bool running) mutable {
     if (!running) return done(errc::cancelled, "the client has been destroyed", {});
@@ -297,8 +298,8 @@ void start_inspect(std::shared_ptr<client_core> core, std::string name, inspect_
                         [info = std::move(info), done = std::move(done)](std::error_code ec,
                                                                          resp::reply r) mutable {
                           if (!ec && r.is_string()) {
-                            info.online_replicas = online_replicas(r.str);
-                            info.replicas_acknowledging = caught_up_replicas(r.str);
+                            info.online_replicas = detail::online_replicas(r.str);
+                            info.replicas_acknowledging = detail::caught_up_replicas(r.str);
                           }
                           done({}, "", std::move(info));
                         },
@@ -308,4 +309,4 @@ void start_inspect(std::shared_ptr<client_core> core, std::string name, inspect_
   });
 }
 
-}  // namespace relock::detail
+}  // namespace relock::layout

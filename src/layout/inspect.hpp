@@ -11,13 +11,16 @@
 #include <relock/lock_info.hpp>
 
 namespace relock::detail {
+class client_core;  // the client's shared state (src/client_core.hpp)
+}
 
-class client_core;
+namespace relock::layout {
 
-using inspect_callback = answer<lock_info>;
+using inspect_callback = detail::answer<lock_info>;
 
 // Any thread; the read and the callback happen on the I/O thread. A bad name completes with
 // errc::invalid_argument, a stopped client with errc::cancelled.
-void start_inspect(std::shared_ptr<client_core> core, std::string name, inspect_callback done);
+void start_inspect(std::shared_ptr<detail::client_core> core, std::string name,
+                   inspect_callback done);
 
-}  // namespace relock::detail
+}  // namespace relock::layout

@@ -18,14 +18,14 @@
 #include "net/endpoint.hpp"
 #include "waiting/blocking_call.hpp"
 
-namespace relock::detail {
+namespace relock::detail::lock_sets {
 namespace {
 
-const std::string& server_of(const mutex& l) { return lock_access::core(l).settings().url; }
+const std::string& server_of(const mutex& l) { return locks::lock_access::core(l).settings().url; }
 
 // The member's server as the server says (client_core::server_id): equal for two clients of
 // one server, however its address was spelled.
-const std::string& server_id_of(const mutex& l) { return lock_access::core(l).server_id(); }
+const std::string& server_id_of(const mutex& l) { return locks::lock_access::core(l).server_id(); }
 
 // The member's database (0 in a cluster).
 int db_of(const mutex& l) { return net::parse_target(server_of(l)).nodes.front().db; }
@@ -75,10 +75,10 @@ class release_all : public std::enable_shared_from_this<release_all> {
 
   void start(owner who) {
     for (std::size_t i = 0; i < members_.size(); ++i) {
-      lock_access::release(members_[i], who,
-                           [self = shared_from_this(), i](std::error_code ec, std::string detail) {
-                             self->heard(i, ec, std::move(detail));
-                           });
+      locks::lock_access::release(
+          members_[i], who, [self = shared_from_this(), i](std::error_code ec, std::string detail) {
+            self->heard(i, ec, std::move(detail));
+          });
     }
   }
 
@@ -165,11 +165,12 @@ void check_and_order(lock_set_state& state) {
 
 }  // namespace
 
-}  // namespace relock::detail
+}  // namespace relock::detail::lock_sets
 
 namespace relock {
 
-using namespace detail;
+using namespace detail;  // the lock sets are built from the other folders' parts
+using namespace detail::lock_sets;
 
 lock_set::lock_set(std::vector<mutex> members, const lock_set_rule& how) {
   auto state = std::make_shared<lock_set_state>(lock_set_state{std::move(members), how});
@@ -184,7 +185,9 @@ std::size_t lock_set::quorum() const {
   return state_->rule.quorum ? (n + state_->rule.unreached.size()) / 2 + 1 : n;
 }
 
-asio::io_context& lock_set::io() const { return io_of(lock_access::core(state_->members.front())); }
+asio::io_context& lock_set::io() const {
+  return io_of(locks::lock_access::core(state_->members.front()));
+}
 
 void lock_set::start_acquire(owner who, lock_options options, bool empty_wait_is_forever,
                              acquire_done done) {
@@ -212,8 +215,8 @@ void lock_set::start_acquire(owner who, lock_options options, bool empty_wait_is
   s.unreached = state_->rule.unreached;
   s.deadline = deadline;
   s.try_once = try_once;
-  s.lease =
-      options.lease.value_or(lock_access::core(state_->members.front()).settings().watchdog_lease);
+  s.lease = options.lease.value_or(
+      locks::lock_access::core(state_->members.front()).settings().watchdog_lease);
   s.drift_factor = state_->rule.drift_factor;
   auto run = std::make_shared<member_run<quorum_fsm>>(state_->members, who, std::move(options),
                                                       quorum_fsm(s), std::move(done));
@@ -226,8 +229,9 @@ void lock_set::start_release(owner who, release_done done) {
 
 detail::lock_set_result lock_set::acquire_blocking(owner who, lock_options options,
                                                    bool empty_wait_is_forever) {
-  for (const auto& m : state_->members) refuse_io_thread(lock_access::core(m), state_->rule.what);
-  auto [ec, result] = wait_for<std::error_code, lock_set_result>([&](auto done) {
+  for (const auto& m : state_->members)
+    waiting::refuse_io_thread(locks::lock_access::core(m), state_->rule.what);
+  auto [ec, result] = waiting::wait_for<std::error_code, lock_set_result>([&](auto done) {
     start_acquire(who, std::move(options), empty_wait_is_forever, std::move(done));
   });
   if (ec) throw error(ec, std::string(state_->rule.what) + ": " + result.detail);
@@ -238,15 +242,16 @@ std::vector<member_failure> lock_set::unlock_members() noexcept {
   try {
     for (std::size_t i = 0; i < state_->members.size(); ++i) {
       const auto& m = state_->members[i];
-      if (lock_access::core(m).on_io_thread()) {
+      if (locks::lock_access::core(m).on_io_thread()) {
         return {member_failure{m.name(), errc::would_deadlock,
                                "unlock() blocks, and was called on relock's I/O thread; use "
                                "async_unlock there",
                                i, member_address(m)}};
       }
     }
-    auto [ec, said, failures] = wait_for<std::error_code, std::string, std::vector<member_failure>>(
-        [&](auto done) { start_release(owner::current_thread(), std::move(done)); });
+    auto [ec, said, failures] =
+        waiting::wait_for<std::error_code, std::string, std::vector<member_failure>>(
+            [&](auto done) { start_release(owner::current_thread(), std::move(done)); });
     return std::move(failures);
   } catch (const std::exception& e) {  // allocation failure: still never throw from here
     return {member_failure{state_->members.front().name(), errc::connection, e.what(), 0, {}}};
@@ -266,7 +271,7 @@ void lock_set::unlock_reporting(std::error_code* out) noexcept {
   for (const auto& f : failures) {
     if (f.index >= state_->members.size()) continue;
     const auto& m = state_->members[f.index];
-    const auto& core = lock_access::core(m);
+    const auto& core = locks::lock_access::core(m);
     core.log(log_level::error, std::string(state_->rule.what) + " unlock failed: member " +
                                    std::to_string(f.index) + " on " + f.server + ": " + f.detail);
     if (const auto& report = core.settings().on_unlock_error) report(m.key(), f.ec, f.detail);

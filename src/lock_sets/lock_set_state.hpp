@@ -9,7 +9,7 @@
 
 #include <relock/lock.hpp>
 
-namespace relock::detail {
+namespace relock::detail::lock_sets {
 
 // How a set acquires: every member in the canonical order (multi_lock), or a quorum of members
 // on independent servers (red_lock).
@@ -27,4 +27,4 @@ struct lock_set_state {
   lock_set_rule rule;
 };
 
-}  // namespace relock::detail
+}  // namespace relock::detail::lock_sets

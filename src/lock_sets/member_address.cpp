@@ -5,10 +5,10 @@
 #include "locks/lock_access.hpp"
 #include "net/endpoint.hpp"
 
-namespace relock::detail {
+namespace relock::detail::lock_sets {
 
 std::string member_address(const mutex& member) {
-  const std::string& url = lock_access::core(member).settings().url;
+  const std::string& url = locks::lock_access::core(member).settings().url;
   const auto target = net::parse_target(url);  // the client's own: it parsed once already
   if (target.deployment == net::target::mode::single) return target.nodes.front().address();
   return net::redacted_url(url);
@@ -19,4 +19,4 @@ std::string member_label(const mutex& member, std::size_t index) {
          member_address(member) + ")";
 }
 
-}  // namespace relock::detail
+}  // namespace relock::detail::lock_sets

@@ -8,7 +8,7 @@
 
 #include <relock/lock.hpp>
 
-namespace relock::detail {
+namespace relock::detail::lock_sets {
 
 // The member's server as its client knows it: host:port from a redis:// URL, else (a cluster
 // or Sentinel client) the URL with its password hidden.
@@ -17,4 +17,4 @@ std::string member_address(const mutex& member);
 // "member 2 ('job' on 10.0.0.3:6379)": the member at `index` of its set.
 std::string member_label(const mutex& member, std::size_t index);
 
-}  // namespace relock::detail
+}  // namespace relock::detail::lock_sets

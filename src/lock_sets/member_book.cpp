@@ -5,7 +5,7 @@
 
 #include <relock/errors.hpp>
 
-namespace relock::detail {
+namespace relock::detail::lock_sets {
 
 bool transient_member_error(std::error_code ec) {
   return ec == errc::connection || ec == errc::timeout || ec == errc::no_synced_replicas;
@@ -76,4 +76,4 @@ member_steps member_book::finish_now(member_step finish_step) {
   return finish();
 }
 
-}  // namespace relock::detail
+}  // namespace relock::detail::lock_sets

@@ -13,7 +13,7 @@
 
 #include "lock_sets/member_step.hpp"
 
-namespace relock::detail {
+namespace relock::detail::lock_sets {
 
 class member_book {
  public:
@@ -77,4 +77,4 @@ member_steps member_book::release_held(Which which) {
   return steps;
 }
 
-}  // namespace relock::detail
+}  // namespace relock::detail::lock_sets

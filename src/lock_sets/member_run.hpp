@@ -19,7 +19,7 @@
 #include "lock_sets/member_step.hpp"
 #include "locks/lock_access.hpp"
 
-namespace relock::detail {
+namespace relock::detail::lock_sets {
 
 template <class Machine>
 class member_run : public std::enable_shared_from_this<member_run<Machine>> {
@@ -54,7 +54,7 @@ class member_run : public std::enable_shared_from_this<member_run<Machine>> {
           ask(s);
           break;
         case member_step::kind::release:
-          lock_access::release(
+          locks::lock_access::release(
               members_[s.member], who_,
               [self = this->shared_from_this(), i = s.member](std::error_code ec,
                                                               std::string detail) {
@@ -87,7 +87,7 @@ class member_run : public std::enable_shared_from_this<member_run<Machine>> {
     if (waits) o.wait = s.wait;
     const bool forever = waits && !s.wait;
     auto& member = members_[s.member];
-    lock_access::acquire(
+    locks::lock_access::acquire(
         member, who_, std::move(o), forever,
         [self = this->shared_from_this(), i = s.member](std::error_code ec, acquire_result r) {
           if (ec) {
@@ -120,4 +120,4 @@ class member_run : public std::enable_shared_from_this<member_run<Machine>> {
   done_fn done_;
 };
 
-}  // namespace relock::detail
+}  // namespace relock::detail::lock_sets

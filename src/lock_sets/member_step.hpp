@@ -12,7 +12,7 @@
 #include <system_error>
 #include <vector>
 
-namespace relock::detail {
+namespace relock::detail::lock_sets {
 
 struct member_step {
   enum class kind {
@@ -48,4 +48,4 @@ struct member_event {
 // waits already ride through these until their deadline.
 bool transient_member_error(std::error_code ec);
 
-}  // namespace relock::detail
+}  // namespace relock::detail::lock_sets

@@ -5,7 +5,7 @@
 
 #include <relock/errors.hpp>
 
-namespace relock::detail {
+namespace relock::detail::lock_sets {
 
 multi_acquire_fsm::multi_acquire_fsm(std::size_t members, std::optional<time_point> deadline,
                                      bool try_once,
@@ -102,4 +102,4 @@ std::optional<std::chrono::milliseconds> multi_acquire_fsm::remaining(time_point
   return std::chrono::ceil<std::chrono::milliseconds>(*deadline_ - now);
 }
 
-}  // namespace relock::detail
+}  // namespace relock::detail::lock_sets

@@ -29,7 +29,7 @@
 #include "lock_sets/member_book.hpp"
 #include "lock_sets/member_step.hpp"
 
-namespace relock::detail {
+namespace relock::detail::lock_sets {
 
 class multi_acquire_fsm {
  public:
@@ -66,4 +66,4 @@ class multi_acquire_fsm {
   std::size_t waiting_on_ = 0;  // phase::wait: the member waited on
 };
 
-}  // namespace relock::detail
+}  // namespace relock::detail::lock_sets

@@ -6,6 +6,6 @@
 namespace relock {
 
 multi_lock::multi_lock(std::vector<mutex> members)
-    : lock_set(std::move(members), detail::lock_set_rule{.what = "multi-lock"}) {}
+    : lock_set(std::move(members), detail::lock_sets::lock_set_rule{.what = "multi-lock"}) {}
 
 }  // namespace relock

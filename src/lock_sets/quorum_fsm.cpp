@@ -5,7 +5,7 @@
 
 #include <relock/errors.hpp>
 
-namespace relock::detail {
+namespace relock::detail::lock_sets {
 
 quorum_fsm::quorum_fsm(settings s) : settings_(s), book_(s.members) {}
 
@@ -115,4 +115,4 @@ std::chrono::milliseconds quorum_fsm::validity(time_point now) const {
   return settings_.lease - elapsed - drift;
 }
 
-}  // namespace relock::detail
+}  // namespace relock::detail::lock_sets

@@ -25,7 +25,7 @@
 #include "lock_sets/member_book.hpp"
 #include "lock_sets/member_step.hpp"
 
-namespace relock::detail {
+namespace relock::detail::lock_sets {
 
 class quorum_fsm {
  public:
@@ -72,4 +72,4 @@ class quorum_fsm {
   std::vector<std::string> away_details_{};  // by member, this attempt: why it was not reached
 };
 
-}  // namespace relock::detail
+}  // namespace relock::detail::lock_sets

@@ -3,12 +3,12 @@
 // reentrant lock's hash, a queue of waiting owners with their deadlines, and a channel per
 // waiter, on which a release tells the head of the queue alone. A waiter that ends its wait
 // without the lock gives its place up (fair_give_up.lua). Renewal is the reentrant lock's.
-#include "waiting/lock_kind.hpp"
+#include "locks/lock_kinds.hpp"
 
 #include "layout/naming.hpp"
 #include "scripts/scripts.hpp"
 
-namespace relock::detail {
+namespace relock::detail::locks {
 namespace {
 
 // Every fair script starts with the queue's functions (fair_queue.lua). The sources are built
@@ -17,7 +17,7 @@ std::string with_queue(std::string_view body) {
   return std::string(scripts::fair_queue) + std::string(body);
 }
 const std::string acquire_source = with_queue(scripts::fair_acquire);
-const std::string release_source = with_queue(with_release_head(scripts::fair_release));
+const std::string release_source = with_queue(waiting::with_release_head(scripts::fair_release));
 const std::string force_release_source = with_queue(scripts::fair_force_release);
 const std::string give_up_source = with_queue(scripts::fair_give_up);
 
@@ -40,19 +40,23 @@ std::vector<std::string> queue_keys(std::string_view key, std::string_view chann
   return keys;
 }
 
-script_call acquire_call(const acquire_context& c, const char* reentrant) {
-  return with_try_latch(
-      {queue_keys(c.key, plain_lock::channel(c.key)),
+waiting::script_call acquire_call(const waiting::acquire_context& c, const char* reentrant) {
+  return waiting::with_try_latch(
+      {queue_keys(c.key, waiting::plain_lock::channel(c.key)),
        {std::to_string(c.lease.count()), std::string(c.owner),
         std::to_string(c.queue.wait_timeout.count()), std::to_string(c.queue.now_ms),
         c.waiting ? "wait" : "once", reentrant,
         std::to_string(c.queue.unheard_head_timeout.count()), std::string(c.publish_command)}},
       c);
 }
-script_call reentrant_acquire_call(const acquire_context& c) { return acquire_call(c, "1"); }
-script_call non_reentrant_acquire_call(const acquire_context& c) { return acquire_call(c, "0"); }
+waiting::script_call reentrant_acquire_call(const waiting::acquire_context& c) {
+  return acquire_call(c, "1");
+}
+waiting::script_call non_reentrant_acquire_call(const waiting::acquire_context& c) {
+  return acquire_call(c, "0");
+}
 
-script_call release_call(const release_context& c) {
+waiting::script_call release_call(const waiting::release_context& c) {
   return {
       queue_keys(c.key, c.channel, c.latch),
       {"0", std::to_string(c.lease.count()), std::string(c.owner), std::to_string(c.queue.now_ms),
@@ -60,13 +64,13 @@ script_call release_call(const release_context& c) {
        std::to_string(c.queue.unheard_head_timeout.count()), c.take_back ? "1" : "0"}};
 }
 
-script_call force_release_call(const force_release_context& c) {
+waiting::script_call force_release_call(const waiting::force_release_context& c) {
   return {queue_keys(c.key, c.channel),
           {"0", std::to_string(c.queue.now_ms), std::string(c.publish_command),
            std::to_string(c.queue.unheard_head_timeout.count())}};
 }
 
-script_call give_up_call(const give_up_context& c) {
+waiting::script_call give_up_call(const waiting::give_up_context& c) {
   return {
       queue_keys(c.key, c.channel, c.latch),
       {std::string(c.owner), std::to_string(c.queue.wait_timeout.count()),
@@ -75,25 +79,26 @@ script_call give_up_call(const give_up_context& c) {
 }
 
 // The two differ in their try alone: whether the owner may take the lock again.
-constexpr lock_kind fair(script_call (*acquire_call)(const acquire_context&)) {
+constexpr waiting::lock_kind fair(
+    waiting::script_call (*acquire_call)(const waiting::acquire_context&)) {
   return {{.acquire = acquire,
            .acquire_call = acquire_call,
-           .read_acquire = read_lock_reply,
-           .channel = plain_lock::channel,
+           .read_acquire = waiting::read_lock_reply,
+           .channel = waiting::plain_lock::channel,
            .waiter_channel = waiter_channel,
-           .wakes = lock_message_wakes,
+           .wakes = waiting::lock_message_wakes,
            .give_up = &give_up,
            .give_up_call = give_up_call},
           {{.what = "fair lock", .release = release, .release_call = release_call},
-           plain_lock::field,
-           {plain_lock::renew, plain_lock::renew_hold}},
+           waiting::plain_lock::field,
+           {waiting::plain_lock::renew, waiting::plain_lock::renew_hold}},
           force_release,
           force_release_call};
 }
 
 }  // namespace
 
-constinit const lock_kind fair_lock_kind = fair(reentrant_acquire_call);
-constinit const lock_kind non_reentrant_fair_lock_kind = fair(non_reentrant_acquire_call);
+constinit const waiting::lock_kind fair_lock_kind = fair(reentrant_acquire_call);
+constinit const waiting::lock_kind non_reentrant_fair_lock_kind = fair(non_reentrant_acquire_call);
 
-}  // namespace relock::detail
+}  // namespace relock::detail::locks

@@ -68,7 +68,7 @@ std::optional<std::int64_t> fenced_lock::try_lock_and_get_token(std::chrono::mil
 
 std::int64_t fenced_lock::token() const {
   const std::string counter = layout::fenced_token_key(key());
-  auto r = detail::run_blocking(core(), counter, resp::request{"GET", counter}, "token");
+  auto r = detail::waiting::run_blocking(core(), counter, resp::request{"GET", counter}, "token");
   if (r.is_nil()) return 0;
   return parse_token(r.str, counter);
 }
@@ -77,8 +77,8 @@ std::optional<std::int64_t> fenced_lock::fence() const { return fence(owner::cur
 
 std::optional<std::int64_t> fenced_lock::fence(owner o) const {
   detail::client_core& c = core();
-  detail::refuse_io_thread(c, "fence");
-  auto [running, token] = detail::wait_for<bool, std::string>([&](auto done) {
+  detail::waiting::refuse_io_thread(c, "fence");
+  auto [running, token] = detail::waiting::wait_for<bool, std::string>([&](auto done) {
     c.enter([&c, key = key(), field = field(o),
              done = detail::completion<void(bool, std::string)>(std::move(done))](bool up) mutable {
       if (!up) return done(false, std::string());

@@ -1,30 +1,30 @@
 // SPDX-License-Identifier: Apache-2.0
-// The fenced lock (data-layout §5) as a lock_kind: the reentrant lock's data, plus a
+// The fenced lock (data-layout §5) as a waiting::lock_kind: the reentrant lock's data, plus a
 // counter that every acquisition (re-entries too) advances and hands out as its token.
 #include <charconv>
 
 #include <relock/errors.hpp>
 
 #include "layout/naming.hpp"
+#include "locks/lock_kinds.hpp"
 #include "scripts/scripts.hpp"
-#include "waiting/lock_kind.hpp"
 
-namespace relock::detail {
+namespace relock::detail::locks {
 namespace {
 
 const exec::script acquire{"fenced_acquire", scripts::fenced_acquire};
 
-script_call acquire_call(const acquire_context& c) {
-  return with_try_latch({{std::string(c.key), layout::fenced_token_key(c.key)},
-                         {std::to_string(c.lease.count()), std::string(c.owner)}},
-                        c);
+waiting::script_call acquire_call(const waiting::acquire_context& c) {
+  return waiting::with_try_latch({{std::string(c.key), layout::fenced_token_key(c.key)},
+                                  {std::to_string(c.lease.count()), std::string(c.owner)}},
+                                 c);
 }
 
 // {-1, token, holds}: acquired. {PTTL, -1}: refused (a PTTL of -1 is a holder without TTL: the
 // token, always positive, tells the two apart). Any other reply is an error.
-acquire_reply read_acquire(const resp::reply& r) {
-  using outcome = acquire_reply::outcome;
-  if (r.is_error()) return read_lock_reply(r);
+waiting::acquire_reply read_acquire(const resp::reply& r) {
+  using outcome = waiting::acquire_reply::outcome;
+  if (r.is_error()) return waiting::read_lock_reply(r);
   const auto integer_at = [&r](std::size_t i) {
     return r.elements.size() > i && r.elements[i].is_integer();
   };
@@ -42,14 +42,15 @@ acquire_reply read_acquire(const resp::reply& r) {
 
 }  // namespace
 
-constinit const lock_kind fenced_lock_kind{{.acquire = acquire,
-                                            .acquire_call = acquire_call,
-                                            .read_acquire = read_acquire,
-                                            .channel = plain_lock::channel,
-                                            .waiter_channel = plain_lock::waiter_channel,
-                                            .wakes = lock_message_wakes},
-                                           plain_lock::hold("fenced lock"),
-                                           plain_lock::force_release,
-                                           plain_lock::force_release_call};
+constinit const waiting::lock_kind fenced_lock_kind{
+    {.acquire = acquire,
+     .acquire_call = acquire_call,
+     .read_acquire = read_acquire,
+     .channel = waiting::plain_lock::channel,
+     .waiter_channel = waiting::plain_lock::waiter_channel,
+     .wakes = waiting::lock_message_wakes},
+    waiting::plain_lock::hold("fenced lock"),
+    waiting::plain_lock::force_release,
+    waiting::plain_lock::force_release_call};
 
-}  // namespace relock::detail
+}  // namespace relock::detail::locks

@@ -26,7 +26,7 @@ std::chrono::milliseconds checked_millis(double ms, const char* what) {
 }  // namespace detail
 
 mutex::mutex(std::shared_ptr<detail::client_core> core, std::string name,
-             const detail::lock_kind& kind)
+             const detail::waiting::lock_kind& kind)
     : core_(std::move(core)), name_(std::move(name)), kind_(&kind) {
   layout::check_name(name_, "lock name");
   key_ = core_->key_of(name_);
@@ -48,7 +48,7 @@ void mutex::start_acquire(owner who, lock_options options, bool empty_wait_is_fo
       (options.wait && options.wait->count() < 0)) {
     return done(errc::invalid_argument, {.detail = "a lease must be > 0 and a wait >= 0"});
   }
-  detail::acquire_request r;
+  detail::waiting::acquire_request r;
   r.key = key_;
   r.owner = owner_id(who);
   r.channel = channel_;
@@ -63,21 +63,22 @@ void mutex::start_acquire(owner who, lock_options options, bool empty_wait_is_fo
   r.listen_for_loss = options.listen_for_loss;
   r.grant = kind_;
   r.hold = kind_;
-  detail::start_acquire(core_, std::move(r), std::move(done));
+  detail::waiting::start_acquire(core_, std::move(r), std::move(done));
 }
 
 void mutex::start_release(owner who, release_done done) {
   if (core_->stopped()) return done(errc::cancelled, "the client has been destroyed");
-  detail::start_release(
-      core_, detail::release_request{key_, channel_, owner_id(who), field(who), kind_, false},
+  detail::waiting::start_release(
+      core_,
+      detail::waiting::release_request{key_, channel_, owner_id(who), field(who), kind_, false},
       std::move(done));
 }
 
 detail::acquire_result mutex::acquire_blocking(owner who, lock_options options,
                                                bool empty_wait_is_forever) {
-  detail::refuse_io_thread(*core_, "locking");
+  detail::waiting::refuse_io_thread(*core_, "locking");
   auto [ec, result] =
-      relock::detail::wait_for<std::error_code, detail::acquire_result>([&](auto done) {
+      relock::detail::waiting::wait_for<std::error_code, detail::acquire_result>([&](auto done) {
         start_acquire(who, std::move(options), empty_wait_is_forever, std::move(done));
       });
   if (ec) throw error(ec, std::string(kind_->what) + " '" + name_ + "': " + result.detail);
@@ -99,7 +100,7 @@ void mutex::unlock_reporting(std::error_code* out) noexcept {
     detail = "unlock() blocks, and was called on relock's I/O thread; use async_unlock there";
   } else {
     try {
-      std::tie(ec, detail) = relock::detail::wait_for<std::error_code, std::string>(
+      std::tie(ec, detail) = relock::detail::waiting::wait_for<std::error_code, std::string>(
           [&](auto done) { start_release(owner::current_thread(), std::move(done)); });
     } catch (const std::exception& e) {  // allocation failure: still never throw from here
       ec = errc::connection;
@@ -113,11 +114,11 @@ void mutex::unlock_reporting(std::error_code* out) noexcept {
 }
 
 bool mutex::force_unlock() {
-  auto [ec, r] = detail::eval_waiting(
+  auto [ec, r] = detail::waiting::eval_waiting(
       *core_, kind_->force_release,
       [core = core_.get(), kind = kind_, key = key_, channel = channel_] {
         return kind->force_release_call(
-            {key, channel, core->publish_command(), detail::queue_timing_of(*core)});
+            {key, channel, core->publish_command(), detail::waiting::queue_timing_of(*core)});
       },
       "force_unlock");
   if (ec) {
@@ -127,8 +128,8 @@ bool mutex::force_unlock() {
 }
 
 bool mutex::is_locked() const {
-  return detail::run_blocking(*core_, key_, resp::request{"EXISTS", key_}, "is_locked").integer ==
-         1;
+  return detail::waiting::run_blocking(*core_, key_, resp::request{"EXISTS", key_}, "is_locked")
+             .integer == 1;
 }
 
 bool mutex::is_held_by_current_thread() const { return is_held_by(owner::current_thread()); }
@@ -136,8 +137,8 @@ bool mutex::is_held_by_current_thread() const { return is_held_by(owner::current
 bool mutex::is_held_by(owner o) const { return is_held_by(field(o)); }
 
 bool mutex::is_held_by(std::string_view owner_field) const {
-  return detail::run_blocking(*core_, key_, resp::request{"HEXISTS", key_, owner_field},
-                              "is_held_by")
+  return detail::waiting::run_blocking(*core_, key_, resp::request{"HEXISTS", key_, owner_field},
+                                       "is_held_by")
              .integer == 1;
 }
 
@@ -146,8 +147,8 @@ std::int64_t mutex::hold_count() const { return hold_count(owner::current_thread
 std::int64_t mutex::hold_count(owner o) const { return hold_count(field(o)); }
 
 std::int64_t mutex::hold_count(std::string_view owner_field) const {
-  auto r =
-      detail::run_blocking(*core_, key_, resp::request{"HGET", key_, owner_field}, "hold_count");
+  auto r = detail::waiting::run_blocking(*core_, key_, resp::request{"HGET", key_, owner_field},
+                                         "hold_count");
   if (r.is_nil()) return 0;
   std::int64_t holds = 0;
   const auto [end, ec] = std::from_chars(r.str.data(), r.str.data() + r.str.size(), holds);
@@ -160,7 +161,8 @@ std::int64_t mutex::hold_count(std::string_view owner_field) const {
 }
 
 std::optional<std::chrono::milliseconds> mutex::remaining_lease() const {
-  auto r = detail::run_blocking(*core_, key_, resp::request{"PTTL", key_}, "remaining_lease");
+  auto r =
+      detail::waiting::run_blocking(*core_, key_, resp::request{"PTTL", key_}, "remaining_lease");
   if (r.integer == -2) return std::nullopt;
   if (r.integer == -1) return std::chrono::milliseconds::max();
   return std::chrono::milliseconds(r.integer);
@@ -172,8 +174,8 @@ std::optional<std::chrono::steady_clock::time_point> mutex::valid_until() const 
 
 std::optional<std::chrono::steady_clock::time_point> mutex::valid_until(owner o) const {
   using deadline = std::optional<std::chrono::steady_clock::time_point>;
-  detail::refuse_io_thread(*core_, "valid_until");
-  auto [running, until] = detail::wait_for<bool, deadline>([&](auto done) {
+  detail::waiting::refuse_io_thread(*core_, "valid_until");
+  auto [running, until] = detail::waiting::wait_for<bool, deadline>([&](auto done) {
     core_->enter(
         [core = core_, key = key_, field = field(o),
          done = detail::completion<void(bool, deadline)>(std::move(done))](bool up) mutable {

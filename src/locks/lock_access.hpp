@@ -5,7 +5,7 @@
 
 #include <relock/lock.hpp>
 
-namespace relock::detail {
+namespace relock::detail::locks {
 
 struct lock_access {
   using acquire_done = mutex::acquire_done;
@@ -21,4 +21,4 @@ struct lock_access {
   static client_core& core(const mutex& l) { return l.core(); }
 };
 
-}  // namespace relock::detail
+}  // namespace relock::detail::locks

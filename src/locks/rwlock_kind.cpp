@@ -3,18 +3,18 @@
 // the channel redisson_rwlock:{name} and the renew script; a write hold's field is the owner
 // with ":write" appended. A read release publishes "0" (wake one), a write release "1" (wake
 // every waiter: readers queued behind a writer all go at once).
-#include "waiting/lock_kind.hpp"
+#include "locks/lock_kinds.hpp"
 
 #include "layout/naming.hpp"
 #include "scripts/scripts.hpp"
 
-namespace relock::detail {
+namespace relock::detail::locks {
 namespace {
 
 const exec::script read_acquire{"rwlock_read_acquire", scripts::rwlock_read_acquire};
 // Built before the scripts that hash them, in this file's order of initialisation.
-const std::string read_release_source = with_release_head(scripts::rwlock_read_release);
-const std::string write_release_source = with_release_head(scripts::rwlock_write_release);
+const std::string read_release_source = waiting::with_release_head(scripts::rwlock_read_release);
+const std::string write_release_source = waiting::with_release_head(scripts::rwlock_write_release);
 const exec::script read_release{"rwlock_read_release", read_release_source};
 const exec::script write_acquire{"rwlock_write_acquire", scripts::rwlock_write_acquire};
 const exec::script write_release{"rwlock_write_release", write_release_source};
@@ -30,21 +30,21 @@ std::string write_field(std::string_view owner) {
 std::string channel(std::string_view key) { return layout::rwlock_channel(key); }
 std::string waiter_channel(std::string_view key, std::string_view) { return channel(key); }
 
-script_call read_acquire_call(const acquire_context& c) {
-  return with_try_latch(
+waiting::script_call read_acquire_call(const waiting::acquire_context& c) {
+  return waiting::with_try_latch(
       {{std::string(c.key), layout::rwlock_timeout_prefix(c.key, c.owner)},
        {std::to_string(c.lease.count()), read_field(c.owner), write_field(c.owner)}},
       c);
 }
 
-script_call write_acquire_call(const acquire_context& c) {
-  return with_try_latch(
+waiting::script_call write_acquire_call(const waiting::acquire_context& c) {
+  return waiting::with_try_latch(
       {{std::string(c.key)},
        {std::to_string(c.lease.count()), write_field(c.owner), read_field(c.owner)}},
       c);
 }
 
-script_call read_release_call(const release_context& c) {
+waiting::script_call read_release_call(const waiting::release_context& c) {
   return {
       {std::string(c.key), std::string(c.channel), layout::rwlock_timeout_prefix(c.key, c.owner),
        layout::rwlock_key_prefix(c.key), std::string(c.latch)},
@@ -52,14 +52,14 @@ script_call read_release_call(const release_context& c) {
        std::to_string(c.latch_ttl.count()), c.take_back ? "1" : "0"}};
 }
 
-script_call write_release_call(const release_context& c) {
+waiting::script_call write_release_call(const waiting::release_context& c) {
   return {
       {std::string(c.key), std::string(c.channel), std::string(c.latch)},
       {"1", std::to_string(c.lease.count()), write_field(c.owner), std::string(c.publish_command),
        std::to_string(c.latch_ttl.count()), c.take_back ? "1" : "0"}};
 }
 
-script_call force_release_call(const force_release_context& c) {
+waiting::script_call force_release_call(const waiting::force_release_context& c) {
   return {{std::string(c.key), std::string(c.channel), layout::rwlock_key_prefix(c.key)},
           {"1", std::string(c.publish_command)}};
 }
@@ -84,29 +84,29 @@ void renew_write(std::string_view key, std::string_view owner, std::int64_t,
 
 }  // namespace
 
-constinit const lock_kind rwlock_read_kind{
+constinit const waiting::lock_kind rwlock_read_kind{
     {.acquire = read_acquire,
      .acquire_call = read_acquire_call,
-     .read_acquire = read_lock_reply,
+     .read_acquire = waiting::read_lock_reply,
      .channel = channel,
      .waiter_channel = waiter_channel,
-     .wakes = lock_message_wakes},
+     .wakes = waiting::lock_message_wakes},
     {{.what = "read lock", .release = read_release, .release_call = read_release_call},
      read_field,
      {renew, renew_read}},
     force_release,
     force_release_call};
-constinit const lock_kind rwlock_write_kind{
+constinit const waiting::lock_kind rwlock_write_kind{
     {.acquire = write_acquire,
      .acquire_call = write_acquire_call,
-     .read_acquire = read_lock_reply,
+     .read_acquire = waiting::read_lock_reply,
      .channel = channel,
      .waiter_channel = waiter_channel,
-     .wakes = lock_message_wakes},
+     .wakes = waiting::lock_message_wakes},
     {{.what = "write lock", .release = write_release, .release_call = write_release_call},
      write_field,
      {renew, renew_write}},
     force_release,
     force_release_call};
 
-}  // namespace relock::detail
+}  // namespace relock::detail::locks

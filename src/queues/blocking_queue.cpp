@@ -72,40 +72,41 @@ void blocking_queue::start_poll(std::optional<std::chrono::milliseconds> wait, s
                            });
     });
   }
-  detail::take_request r;
+  detail::queues::take_request r;
   r.key = key_;
   if (wait) r.deadline = std::chrono::steady_clock::now() + *wait;
   r.stop = std::move(stop);
-  detail::start_take(core_, std::move(r), std::move(done));
+  detail::queues::start_take(core_, std::move(r), std::move(done));
 }
 
 bool blocking_queue::offer(std::string_view value) {
   check_value(value);
-  detail::run_blocking(*core_, key_, resp::request{"RPUSH", key_, std::string(value)}, "offer");
+  detail::waiting::run_blocking(*core_, key_, resp::request{"RPUSH", key_, std::string(value)},
+                                "offer");
   return true;
 }
 
 std::optional<std::string> blocking_queue::poll() {
-  auto r = detail::run_blocking(*core_, key_, resp::request{"LPOP", key_}, "poll");
+  auto r = detail::waiting::run_blocking(*core_, key_, resp::request{"LPOP", key_}, "poll");
   if (r.is_nil()) return std::nullopt;
   return std::move(r.str);
 }
 
 std::optional<std::string> blocking_queue::poll(std::chrono::milliseconds wait,
                                                 std::stop_token stop) {
-  detail::refuse_io_thread(*core_, "poll");
+  detail::waiting::refuse_io_thread(*core_, "poll");
   const auto w = detail::to_millis(wait, "wait");
   auto [ec, said, value] =
-      detail::wait_for<std::error_code, std::string, std::optional<std::string>>(
+      detail::waiting::wait_for<std::error_code, std::string, std::optional<std::string>>(
           [&](auto done) { start_poll(w, std::move(stop), std::move(done)); });
   if (ec) fail(ec, "poll", key_, said);
   return std::move(value);
 }
 
 std::string blocking_queue::take(std::stop_token stop) {
-  detail::refuse_io_thread(*core_, "take");
+  detail::waiting::refuse_io_thread(*core_, "take");
   auto [ec, said, value] =
-      detail::wait_for<std::error_code, std::string, std::optional<std::string>>(
+      detail::waiting::wait_for<std::error_code, std::string, std::optional<std::string>>(
           [&](auto done) { start_poll(std::nullopt, std::move(stop), std::move(done)); });
   if (ec) fail(ec, "take", key_, said);
   if (!value) throw error(errc::connection, "take '" + key_ + "': ended without an element");
@@ -113,23 +114,23 @@ std::string blocking_queue::take(std::stop_token stop) {
 }
 
 std::int64_t blocking_queue::size() const {
-  return detail::run_blocking(*core_, key_, resp::request{"LLEN", key_}, "size").integer;
+  return detail::waiting::run_blocking(*core_, key_, resp::request{"LLEN", key_}, "size").integer;
 }
 
 std::optional<std::string> blocking_queue::peek() const {
-  auto r = detail::run_blocking(*core_, key_, resp::request{"LINDEX", key_, "0"}, "peek");
+  auto r = detail::waiting::run_blocking(*core_, key_, resp::request{"LINDEX", key_, "0"}, "peek");
   if (r.is_nil()) return std::nullopt;
   return std::move(r.str);
 }
 
 bool blocking_queue::remove(std::string_view value) {
-  return detail::run_blocking(*core_, key_, resp::request{"LREM", key_, "1", std::string(value)},
-                              "remove")
+  return detail::waiting::run_blocking(
+             *core_, key_, resp::request{"LREM", key_, "1", std::string(value)}, "remove")
              .integer > 0;
 }
 
 bool blocking_queue::clear() {
-  auto [ec, r] = detail::eval_waiting(*core_, clear_script, {key_}, {}, "clear");
+  auto [ec, r] = detail::waiting::eval_waiting(*core_, clear_script, {key_}, {}, "clear");
   if (ec) fail(ec, "clear", key_, r.str);
   return r.integer == 1;
 }

@@ -35,7 +35,7 @@ std::string random_id(const detail::client_core& core) {
 resp::reply run_script(detail::client_core& core, const exec::script& s,
                        std::vector<std::string> keys, std::vector<std::string> args,
                        const char* what, const std::string& destination) {
-  auto [ec, r] = detail::eval_waiting(core, s, std::move(keys), std::move(args), what);
+  auto [ec, r] = detail::waiting::eval_waiting(core, s, std::move(keys), std::move(args), what);
   if (ec == errc::wrong_type) {
     throw error(ec, std::string(what) + " '" + destination +
                         "': a key of the delayed queue holds another Redis type (" + r.str + ")");
@@ -58,7 +58,7 @@ delayed_queue::delayed_queue(std::shared_ptr<detail::client_core> core, std::str
   timeouts_ = layout::delayed_queue_timeouts(key_);
   channel_ = layout::delayed_queue_channel(key_);
   if (core_->executor().cluster()) layout::check_one_slot(key_, {list_, timeouts_, channel_});
-  transfer_ = detail::hold_transfer(core_, key_);
+  transfer_ = detail::queues::hold_transfer(core_, key_);
 }
 
 void delayed_queue::start_offer(std::string value, std::chrono::milliseconds delay,
@@ -69,7 +69,7 @@ void delayed_queue::start_offer(std::string value, std::chrono::milliseconds del
                                             " bytes is over config::max_value_size");
   }
   std::vector<std::string> keys{key_, timeouts_, list_, channel_};
-  std::vector<std::string> args{std::to_string(detail::wall_clock_ms() + delay.count()),
+  std::vector<std::string> args{std::to_string(detail::waiting::wall_clock_ms() + delay.count()),
                                 random_id(*core_), std::move(value), layout_of(*core_)};
   core_->enter([core = core_, keys = std::move(keys), args = std::move(args),
                 done = std::move(done)](bool running) mutable {
@@ -90,13 +90,13 @@ void delayed_queue::offer(std::string_view value, std::chrono::milliseconds dela
                                             std::to_string(core_->settings().max_value_size) + ")");
   }
   run_script(*core_, offer_script, {key_, timeouts_, list_, channel_},
-             {std::to_string(detail::wall_clock_ms() + d.count()), random_id(*core_),
+             {std::to_string(detail::waiting::wall_clock_ms() + d.count()), random_id(*core_),
               std::string(value), layout_of(*core_)},
              "offer", destination_);
 }
 
 std::int64_t delayed_queue::size() const {
-  return detail::run_blocking(*core_, list_, resp::request{"LLEN", list_}, "size").integer;
+  return detail::waiting::run_blocking(*core_, list_, resp::request{"LLEN", list_}, "size").integer;
 }
 
 bool delayed_queue::contains(std::string_view value) const {
@@ -112,9 +112,9 @@ bool delayed_queue::remove(std::string_view value) {
 }
 
 void delayed_queue::clear() {
-  detail::run_blocking(*core_, list_, resp::request{"DEL", list_, timeouts_}, "clear");
+  detail::waiting::run_blocking(*core_, list_, resp::request{"DEL", list_, timeouts_}, "clear");
 }
 
-void delayed_queue::destroy() { detail::stop_transfer(core_, key_); }
+void delayed_queue::destroy() { detail::queues::stop_transfer(core_, key_); }
 
 }  // namespace relock

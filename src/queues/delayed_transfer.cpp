@@ -14,7 +14,7 @@
 #include "scripts/scripts.hpp"
 #include "waiting/lock_kind.hpp"
 
-namespace relock::detail {
+namespace relock::detail::queues {
 namespace {
 
 const std::string transfer_source =
@@ -53,10 +53,10 @@ class transfer_task : public std::enable_shared_from_this<transfer_task>, public
       if (!self || self->stopped_) return;
       if (e.kind == pubsub::event_kind::message) {
         if (auto due = millis_of(e.payload)) {
-          self->act(self->schedule_.announced(*due, wall_clock_ms()));
+          self->act(self->schedule_.announced(*due, waiting::wall_clock_ms()));
         }
       } else if (e.kind == pubsub::event_kind::resubscribed) {
-        self->act(self->schedule_.resubscribed(wall_clock_ms()));
+        self->act(self->schedule_.resubscribed(waiting::wall_clock_ms()));
       }
     };
     auto unconfirmed = [](std::error_code) {};  // the timer delivers meanwhile
@@ -69,7 +69,7 @@ class transfer_task : public std::enable_shared_from_this<transfer_task>, public
     if (core_->publish_command() == "SPUBLISH") {
       classic_listener_ = core_->channels().add_classic(channel_, hear, unconfirmed);
     }
-    act(schedule_.start(wall_clock_ms()));
+    act(schedule_.start(waiting::wall_clock_ms()));
   }
 
   // I/O thread.
@@ -91,21 +91,21 @@ class transfer_task : public std::enable_shared_from_this<transfer_task>, public
     if (stopped_) return;
     if (a.run) return transfer();
     if (!a.wake_at) return;
-    const auto delay = std::chrono::milliseconds(*a.wake_at - wall_clock_ms());
+    const auto delay = std::chrono::milliseconds(*a.wake_at - waiting::wall_clock_ms());
     timer_.expires_after(std::max(delay, std::chrono::milliseconds(0)));
     timer_.async_wait([weak = weak_from_this()](std::error_code ec) {
       auto self = weak.lock();
       if (ec || !self || self->stopped_) return;
-      self->act(self->schedule_.timer(wall_clock_ms()));
+      self->act(self->schedule_.timer(waiting::wall_clock_ms()));
     });
   }
 
   void transfer() {
     core_->executor().eval(transfer_script, {destination_, timeouts_, list_},
-                           {std::to_string(wall_clock_ms()), batch, layout_},
+                           {std::to_string(waiting::wall_clock_ms()), batch, layout_},
                            [self = shared_from_this()](std::error_code ec, resp::reply r) {
                              if (self->stopped_) return;
-                             const auto now = wall_clock_ms();
+                             const auto now = waiting::wall_clock_ms();
                              if (ec) {
                                if (!self->reported_) {
                                  self->core_->log(log_level::error,
@@ -173,4 +173,4 @@ void stop_transfer(const std::shared_ptr<client_core>& core, const std::string& 
   }
 }
 
-}  // namespace relock::detail
+}  // namespace relock::detail::queues

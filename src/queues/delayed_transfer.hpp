@@ -9,8 +9,10 @@
 #include <string>
 
 namespace relock::detail {
+class client_core;  // the client's shared state (src/client_core.hpp)
+}
 
-class client_core;
+namespace relock::detail::queues {
 
 // Keeps the transfer of `destination_key` running while held; its end stops the transfer
 // unless another handle of the same client holds it too. Any thread.
@@ -19,4 +21,4 @@ std::shared_ptr<void> hold_transfer(const std::shared_ptr<client_core>& core,
 // Stops the client's transfer of `destination_key` now, whoever holds it (delayed_queue::destroy).
 void stop_transfer(const std::shared_ptr<client_core>& core, const std::string& destination_key);
 
-}  // namespace relock::detail
+}  // namespace relock::detail::queues

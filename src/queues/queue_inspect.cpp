@@ -23,7 +23,7 @@ queue_info client::inspect_queue(std::string_view name) const {
   const auto key = core_->key_of(n);
   layout::check_name(key, "queue key (after the name mapper)");
   auto& core = *core_;
-  auto r = detail::eval_blocking(
+  auto r = detail::waiting::eval_blocking(
       core, inspect_script,
       {key, layout::delayed_queue_list(key), layout::delayed_queue_timeouts(key)}, {},
       "inspect_queue '" + n + "'");

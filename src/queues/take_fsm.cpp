@@ -5,7 +5,7 @@
 
 #include <relock/errors.hpp>
 
-namespace relock::detail {
+namespace relock::detail::queues {
 
 take_fsm::action take_fsm::start(time_point now) { return send(now); }
 
@@ -64,4 +64,4 @@ take_fsm::action take_fsm::stop(std::error_code why) {
   return end(ending::cancelled, why);
 }
 
-}  // namespace relock::detail
+}  // namespace relock::detail::queues

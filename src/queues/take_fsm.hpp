@@ -21,7 +21,7 @@
 #include <optional>
 #include <system_error>
 
-namespace relock::detail {
+namespace relock::detail::queues {
 
 class take_fsm {
  public:
@@ -77,4 +77,4 @@ class take_fsm {
   std::error_code away_{};  // the last transient failure, reported if the deadline ends on it
 };
 
-}  // namespace relock::detail
+}  // namespace relock::detail::queues

@@ -12,7 +12,7 @@
 #include "exec/retry_policy.hpp"
 #include "queues/take_fsm.hpp"
 
-namespace relock::detail {
+namespace relock::detail::queues {
 namespace {
 
 using steady = std::chrono::steady_clock;
@@ -225,4 +225,4 @@ void start_take(std::shared_ptr<client_core> core, take_request request, take_ca
   });
 }
 
-}  // namespace relock::detail
+}  // namespace relock::detail::queues

@@ -13,8 +13,10 @@
 #include <relock/detail/completion.hpp>
 
 namespace relock::detail {
+class client_core;  // the client's shared state (src/client_core.hpp)
+}
 
-class client_core;
+namespace relock::detail::queues {
 
 struct take_request {
   std::string key;
@@ -30,4 +32,4 @@ using take_callback = answer<std::optional<std::string>>;
 
 void start_take(std::shared_ptr<client_core> core, take_request request, take_callback done);
 
-}  // namespace relock::detail
+}  // namespace relock::detail::queues

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace relock::detail {
+namespace relock::detail::queues {
 
 transfer_schedule::action transfer_schedule::run() {
   if (running_) {
@@ -57,4 +57,4 @@ transfer_schedule::action transfer_schedule::timer(std::int64_t now) {
   return run();
 }
 
-}  // namespace relock::detail
+}  // namespace relock::detail::queues

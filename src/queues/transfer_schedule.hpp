@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <optional>
 
-namespace relock::detail {
+namespace relock::detail::queues {
 
 class transfer_schedule {
  public:
@@ -48,4 +48,4 @@ class transfer_schedule {
   std::optional<std::int64_t> wake_at_;
 };
 
-}  // namespace relock::detail
+}  // namespace relock::detail::queues

@@ -25,15 +25,16 @@ void await_open(const std::shared_ptr<detail::client_core>& core, const std::str
   if (wait && wait->count() < 0) {
     return done(errc::invalid_argument, {.detail = "a wait must be >= 0"});
   }
-  auto r = detail::synchronizer_acquire_request(key, channel, wait, std::move(stop),
-                                                detail::latch_grant);
-  detail::start_acquire(core, std::move(r), std::move(done));
+  auto r = detail::synchronizers::synchronizer_acquire_request(key, channel, wait, std::move(stop),
+                                                               detail::synchronizers::latch_grant);
+  detail::waiting::start_acquire(core, std::move(r), std::move(done));
 }
 
 std::int64_t admin(detail::client_core& core, const std::string& key, const std::string& channel,
                    const char* op, std::int64_t n, const std::string& what) {
-  return detail::eval_blocking(core, detail::synchronizer_scripts::latch_admin, {key, channel},
-                               {op, std::to_string(n), core.publish_command()}, what)
+  return detail::waiting::eval_blocking(
+             core, detail::synchronizers::synchronizer_scripts::latch_admin, {key, channel},
+             {op, std::to_string(n), core.publish_command()}, what)
       .integer;
 }
 
@@ -41,7 +42,8 @@ std::int64_t admin(detail::client_core& core, const std::string& key, const std:
 
 count_down_latch::count_down_latch(std::shared_ptr<detail::client_core> core, std::string name)
     : core_(std::move(core)), name_(std::move(name)) {
-  auto names = detail::synchronizer_names_of(*core_, name_, layout::latch_channel, "latch");
+  auto names =
+      detail::synchronizers::synchronizer_names_of(*core_, name_, layout::latch_channel, "latch");
   key_ = std::move(names.key);
   channel_ = std::move(names.channel);
 }
@@ -58,8 +60,8 @@ void count_down_latch::start_count_down(detail::answer<> done) {
   core_->enter(
       [core = core_, key = key_, channel = channel_, done = std::move(done)](bool running) mutable {
         if (!running) return done(errc::cancelled, "the client has been destroyed");
-        core->executor().eval(detail::synchronizer_scripts::latch_admin, {key, channel},
-                              {"down", "0", core->publish_command()},
+        core->executor().eval(detail::synchronizers::synchronizer_scripts::latch_admin,
+                              {key, channel}, {"down", "0", core->publish_command()},
                               [done = std::move(done)](std::error_code ec, resp::reply r) mutable {
                                 done(ec, ec ? std::move(r.str) : std::string());
                               });
@@ -68,8 +70,8 @@ void count_down_latch::start_count_down(detail::answer<> done) {
 
 bool count_down_latch::await_blocking(std::optional<std::chrono::milliseconds> wait,
                                       std::stop_token stop) {
-  detail::refuse_io_thread(*core_, "await");
-  auto [ec, result] = detail::wait_for<std::error_code, acquire_result>([&](auto done) {
+  detail::waiting::refuse_io_thread(*core_, "await");
+  auto [ec, result] = detail::waiting::wait_for<std::error_code, acquire_result>([&](auto done) {
     await_open(core_, key_, channel_, wait, std::move(stop), std::move(done));
   });
   if (ec) throw error(ec, "latch '" + name_ + "': await: " + result.detail);
@@ -85,7 +87,7 @@ bool count_down_latch::await(std::chrono::milliseconds wait, std::stop_token sto
 }
 
 bool count_down_latch::try_set_count(std::int64_t count) {
-  detail::check_permits(count, 1, "a latch's count");
+  detail::synchronizers::check_permits(count, 1, "a latch's count");
   return admin(*core_, key_, channel_, "try_set", count, "latch '" + name_ + "'") == 1;
 }
 
@@ -94,9 +96,9 @@ void count_down_latch::count_down() {
 }
 
 std::int64_t count_down_latch::count() const {
-  auto r =
-      detail::eval_blocking(*core_, detail::synchronizer_scripts::latch_admin, {key_, channel_},
-                            {"count", "0", core_->publish_command()}, "latch '" + name_ + "'");
+  auto r = detail::waiting::eval_blocking(
+      *core_, detail::synchronizers::synchronizer_scripts::latch_admin, {key_, channel_},
+      {"count", "0", core_->publish_command()}, "latch '" + name_ + "'");
   return r.integer;
 }
 

@@ -7,13 +7,15 @@
 #include "synchronizers/synchronizer_kinds.hpp"
 #include "synchronizers/synchronizer_scripts.hpp"
 
-namespace relock::detail {
+namespace relock::detail::synchronizers {
 namespace {
 
 std::string channel(std::string_view key) { return layout::latch_channel(key); }
 std::string waiter_channel(std::string_view key, std::string_view) { return channel(key); }
 
-script_call await_call(const acquire_context& c) { return {{std::string(c.key)}, {}}; }
+waiting::script_call await_call(const waiting::acquire_context& c) {
+  return {{std::string(c.key)}, {}};
+}
 
 // Every message makes every awaiter look again: "0" is the count reaching zero, and Redisson's
 // delete() publishes "1" (a new count's message) when it opens the latch.
@@ -21,11 +23,11 @@ std::size_t latch_message_wakes(std::string_view) { return pubsub::wake_all; }
 
 }  // namespace
 
-constinit const grant_kind latch_grant{.acquire = synchronizer_scripts::latch_await,
-                                       .acquire_call = await_call,
-                                       .read_acquire = read_lock_reply,
-                                       .channel = channel,
-                                       .waiter_channel = waiter_channel,
-                                       .wakes = latch_message_wakes};
+constinit const waiting::grant_kind latch_grant{.acquire = synchronizer_scripts::latch_await,
+                                                .acquire_call = await_call,
+                                                .read_acquire = waiting::read_lock_reply,
+                                                .channel = channel,
+                                                .waiter_channel = waiter_channel,
+                                                .wakes = latch_message_wakes};
 
-}  // namespace relock::detail
+}  // namespace relock::detail::synchronizers

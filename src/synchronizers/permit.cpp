@@ -14,7 +14,7 @@
 #include "waiting/blocking_call.hpp"
 
 namespace relock {
-namespace detail {
+namespace detail::synchronizers {
 
 using give_back_done = answer<>;
 
@@ -48,7 +48,7 @@ struct permit_state {
   std::int64_t count = 1;
 };
 
-}  // namespace detail
+}  // namespace detail::synchronizers
 
 namespace {
 
@@ -65,7 +65,8 @@ void report(const detail::client_core& core, const std::string& key, std::error_
 
 // Gives the permits back and waits for the outcome: (error, words for a human). Not on the I/O
 // thread.
-std::pair<std::error_code, std::string> give_back_waiting(detail::permit_state& s) noexcept {
+std::pair<std::error_code, std::string> give_back_waiting(
+    detail::synchronizers::permit_state& s) noexcept {
   std::error_code ec;
   std::string text;
   if (s.core->stopped()) {
@@ -73,7 +74,7 @@ std::pair<std::error_code, std::string> give_back_waiting(detail::permit_state& 
     text = "the client has been destroyed";
   } else {
     try {
-      std::tie(ec, text) = detail::wait_for<std::error_code, std::string>(
+      std::tie(ec, text) = detail::waiting::wait_for<std::error_code, std::string>(
           [&](auto done) { s.send(std::move(done)); });
     } catch (const std::exception& e) {  // allocation failure: still never throw from here
       ec = errc::connection;
@@ -85,7 +86,7 @@ std::pair<std::error_code, std::string> give_back_waiting(detail::permit_state& 
 }
 
 // What the destructor and a move-assignment do with what the permit still owns.
-void let_go(std::unique_ptr<detail::permit_state> s) noexcept {
+void let_go(std::unique_ptr<detail::synchronizers::permit_state> s) noexcept {
   if (!s) return;
   if (s->core->on_io_thread()) {
     // Waiting here would wait for ever: the answer comes on this thread. Send the release and
@@ -108,7 +109,8 @@ void let_go(std::unique_ptr<detail::permit_state> s) noexcept {
 
 permit::permit() noexcept = default;
 
-permit::permit(std::unique_ptr<detail::permit_state> state) noexcept : state_(std::move(state)) {}
+permit::permit(std::unique_ptr<detail::synchronizers::permit_state> state) noexcept
+    : state_(std::move(state)) {}
 
 permit::permit(permit&& other) noexcept = default;
 
@@ -123,11 +125,11 @@ permit& permit::operator=(permit&& other) noexcept {
 permit::~permit() { let_go(std::move(state_)); }
 
 permit permit::counting(const semaphore& from, std::int64_t n) {
-  return permit(std::make_unique<detail::permit_state>(from, n));
+  return permit(std::make_unique<detail::synchronizers::permit_state>(from, n));
 }
 
 permit permit::with_id(const permit_expirable_semaphore& from, std::string id) {
-  return permit(std::make_unique<detail::permit_state>(from, std::move(id)));
+  return permit(std::make_unique<detail::synchronizers::permit_state>(from, std::move(id)));
 }
 
 const std::string& permit::id() const noexcept { return state_ ? state_->id : no_text; }

@@ -33,7 +33,8 @@ std::string checked_id(std::string_view id) {
 permit_expirable_semaphore::permit_expirable_semaphore(std::shared_ptr<detail::client_core> core,
                                                        std::string name, semaphore_options options)
     : core_(std::move(core)), name_(std::move(name)), options_(options) {
-  auto names = detail::synchronizer_names_of(*core_, name_, layout::semaphore_channel, "semaphore");
+  auto names = detail::synchronizers::synchronizer_names_of(*core_, name_,
+                                                            layout::semaphore_channel, "semaphore");
   key_ = std::move(names.key);
   channel_ = std::move(names.channel);
 }
@@ -50,9 +51,9 @@ void acquire_permit(const std::shared_ptr<detail::client_core>& core, const std:
       (options.wait && options.wait->count() < 0)) {
     return done(errc::invalid_argument, {.detail = "a lease must be > 0 and a wait >= 0"});
   }
-  auto r = detail::synchronizer_acquire_request(key, channel, options.wait, std::move(options.stop),
-                                                detail::permit_grant(wait_when_absent),
-                                                &detail::permit_hold);
+  auto r = detail::synchronizers::synchronizer_acquire_request(
+      key, channel, options.wait, std::move(options.stop),
+      detail::synchronizers::permit_grant(wait_when_absent), &detail::synchronizers::permit_hold);
   // The permit's id is its owner: every try of this acquire offers the same one, so a try that
   // runs twice never takes a second permit.
   r.owner = layout::random_request_id();
@@ -61,12 +62,12 @@ void acquire_permit(const std::shared_ptr<detail::client_core>& core, const std:
   r.lease = options.lease.value_or(core->settings().watchdog_lease);
   r.on_lost = std::move(options.on_lost);
   std::string id = r.owner;
-  detail::start_acquire(core, std::move(r),
-                        [done = std::move(done), id = std::move(id)](
-                            std::error_code ec, acquire_result result) mutable {
-                          if (!ec && result.acquired) result.token = std::move(id);
-                          done(ec, std::move(result));
-                        });
+  detail::waiting::start_acquire(core, std::move(r),
+                                 [done = std::move(done), id = std::move(id)](
+                                     std::error_code ec, acquire_result result) mutable {
+                                   if (!ec && result.acquired) result.token = std::move(id);
+                                   done(ec, std::move(result));
+                                 });
 }
 
 }  // namespace
@@ -81,8 +82,8 @@ void permit_expirable_semaphore::start_acquire(permit_options options, acquire_d
 }
 
 std::optional<std::string> permit_expirable_semaphore::acquire_blocking(permit_options options) {
-  detail::refuse_io_thread(*core_, "acquire");
-  auto [ec, result] = detail::wait_for<std::error_code, acquire_result>([&](auto done) {
+  detail::waiting::refuse_io_thread(*core_, "acquire");
+  auto [ec, result] = detail::waiting::wait_for<std::error_code, acquire_result>([&](auto done) {
     acquire_permit(core_, key_, channel_, options_.wait_when_absent, std::move(options),
                    std::move(done));
   });
@@ -122,14 +123,15 @@ void permit_expirable_semaphore::start_release(std::string permit_id, release_do
   } catch (const error& e) {
     return done(e.code(), e.what());
   }
-  detail::release_request r{key_, channel_, id, id, &detail::permit_hold, false};
-  detail::start_release(core_, std::move(r), std::move(done));
+  detail::waiting::release_request r{key_, channel_, id, id, &detail::synchronizers::permit_hold,
+                                     false};
+  detail::waiting::start_release(core_, std::move(r), std::move(done));
 }
 
 void permit_expirable_semaphore::release(std::string_view permit_id) {
   const std::string id = checked_id(permit_id);
-  detail::refuse_io_thread(*core_, "release");
-  auto [ec, text] = detail::wait_for<std::error_code, std::string>(
+  detail::waiting::refuse_io_thread(*core_, "release");
+  auto [ec, text] = detail::waiting::wait_for<std::error_code, std::string>(
       [&](auto done) { start_release(id, std::move(done)); });
   if (ec) {
     throw error(ec, "semaphore '" + name_ + "': release of permit " + id + ": " +
@@ -152,8 +154,9 @@ namespace {
 std::int64_t admin(detail::client_core& core, const std::string& key, const std::string& channel,
                    const char* op, std::int64_t n, const std::string& name,
                    std::string raw_id = {}) {
-  return detail::semaphore_admin(core, key, channel, op, n, "semaphore '" + name + "'",
-                                 layout::semaphore_timeout_key(key), std::move(raw_id));
+  return detail::synchronizers::semaphore_admin(
+      core, key, channel, op, n, "semaphore '" + name + "'", layout::semaphore_timeout_key(key),
+      std::move(raw_id));
 }
 
 }  // namespace
@@ -164,8 +167,8 @@ bool permit_expirable_semaphore::update_lease(std::string_view permit_id,
   const auto ms = detail::to_millis(lease, "lease");
   if (ms.count() <= 0) throw error(errc::invalid_argument, "a lease must be > 0");
   // A fixed lease from now on: the watchdog would otherwise overwrite it at its next renewal.
-  detail::refuse_io_thread(*core_, "update_lease");
-  detail::wait_for<>([&](auto done) {
+  detail::waiting::refuse_io_thread(*core_, "update_lease");
+  detail::waiting::wait_for<>([&](auto done) {
     core_->enter([core = core_, key = key_, id, done = std::move(done)](bool running) mutable {
       if (running) core->watchdog().forget(key, id);
       done();
@@ -183,17 +186,18 @@ std::int64_t permit_expirable_semaphore::acquired_permits() const {
 }
 
 void permit_expirable_semaphore::set_permits(std::int64_t permits) {
-  detail::check_permits(permits, 0, "permits to set");
+  detail::synchronizers::check_permits(permits, 0, "permits to set");
   admin(*core_, key_, channel_, "set", permits, name_);
 }
 
 bool permit_expirable_semaphore::try_set_permits(std::int64_t permits) {
-  detail::check_permits(permits, 0, "permits to set");
+  detail::synchronizers::check_permits(permits, 0, "permits to set");
   return admin(*core_, key_, channel_, "try_set", permits, name_) == 1;
 }
 
 void permit_expirable_semaphore::add_permits(std::int64_t permits) {
-  detail::check_permits(permits, -detail::max_permits, "permits to add");
+  detail::synchronizers::check_permits(permits, -detail::synchronizers::max_permits,
+                                       "permits to add");
   admin(*core_, key_, channel_, "add", permits, name_);
 }
 

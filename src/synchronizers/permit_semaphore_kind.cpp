@@ -12,7 +12,7 @@
 #include "synchronizers/synchronizer_scripts.hpp"
 #include "waiting/acquire_fsm.hpp"
 
-namespace relock::detail {
+namespace relock::detail::synchronizers {
 namespace {
 
 std::string channel(std::string_view key) { return layout::semaphore_channel(key); }
@@ -22,28 +22,32 @@ std::string field(std::string_view owner) { return std::string(owner); }
 // The id as Redis stores it. Ids are checked where users hand them in (32 hex digits).
 std::string raw_id(std::string_view id) { return layout::from_hex(id).value_or(std::string()); }
 
-script_call acquire_call(const acquire_context& c, bool wait_when_absent) {
+waiting::script_call acquire_call(const waiting::acquire_context& c, bool wait_when_absent) {
   const std::int64_t now = c.queue.now_ms;
   return {{std::string(c.key), layout::semaphore_timeout_key(c.key), channel(c.key)},
           {std::to_string(now + c.lease.count()), raw_id(c.owner), std::to_string(now),
            std::string(c.publish_command), wait_when_absent ? "1" : "0"}};
 }
-script_call acquire_or_refuse(const acquire_context& c) { return acquire_call(c, false); }
-script_call acquire_or_wait(const acquire_context& c) { return acquire_call(c, true); }
+waiting::script_call acquire_or_refuse(const waiting::acquire_context& c) {
+  return acquire_call(c, false);
+}
+waiting::script_call acquire_or_wait(const waiting::acquire_context& c) {
+  return acquire_call(c, true);
+}
 
-acquire_reply read_acquire(const resp::reply& r) {
-  acquire_reply read = read_lock_reply(r);
+waiting::acquire_reply read_acquire(const resp::reply& r) {
+  waiting::acquire_reply read = waiting::read_lock_reply(r);
   if (r.error_code() == "NOT_INITIALIZED") read.ec = errc::not_initialized;
   // A permit's lease may be long: a lost message costs at most the recheck.
-  if (read.result == acquire_reply::outcome::refused) {
+  if (read.result == waiting::acquire_reply::outcome::refused) {
     read.holder_ttl = read.holder_ttl.count() < 0
                           ? read.holder_ttl
-                          : std::min(read.holder_ttl, acquire_fsm::no_ttl_recheck);
+                          : std::min(read.holder_ttl, waiting::acquire_fsm::no_ttl_recheck);
   }
   return read;
 }
 
-script_call release_call(const release_context& c) {
+waiting::script_call release_call(const waiting::release_context& c) {
   return {{std::string(c.key), layout::semaphore_timeout_key(c.key), std::string(c.channel),
            std::string(c.latch)},
           {raw_id(c.owner), std::string(c.publish_command), std::to_string(c.latch_ttl.count()),
@@ -56,11 +60,12 @@ script_call release_call(const release_context& c) {
 void renew_permit(std::string_view key, std::string_view owner, std::int64_t,
                   std::vector<std::string>& keys, std::vector<std::string>& args) {
   keys.push_back(layout::semaphore_timeout_key(key));
-  args.push_back(std::to_string(wall_clock_ms()) + ":" + raw_id(owner));
+  args.push_back(std::to_string(waiting::wall_clock_ms()) + ":" + raw_id(owner));
 }
 
 // The two differ in their try alone: what a name with no count does.
-constexpr grant_kind grant(script_call (*acquire)(const acquire_context&)) {
+constexpr waiting::grant_kind grant(
+    waiting::script_call (*acquire)(const waiting::acquire_context&)) {
   return {.acquire = synchronizer_scripts::permit_acquire,
           .acquire_call = acquire,
           .read_acquire = read_acquire,
@@ -68,19 +73,19 @@ constexpr grant_kind grant(script_call (*acquire)(const acquire_context&)) {
           .waiter_channel = waiter_channel,
           .wakes = semaphore_message_wakes};
 }
-constinit const grant_kind refusing = grant(acquire_or_refuse);
-constinit const grant_kind waiting = grant(acquire_or_wait);
+constinit const waiting::grant_kind refusing = grant(acquire_or_refuse);
+constinit const waiting::grant_kind waiting = grant(acquire_or_wait);
 
 }  // namespace
 
-const grant_kind& permit_grant(bool wait_when_absent) {
+const waiting::grant_kind& permit_grant(bool wait_when_absent) {
   return wait_when_absent ? waiting : refusing;
 }
 
-constinit const hold_kind permit_hold{{.what = "permit",
-                                       .release = synchronizer_scripts::permit_release,
-                                       .release_call = release_call},
-                                      field,
-                                      {synchronizer_scripts::permit_renew, renew_permit}};
+constinit const waiting::hold_kind permit_hold{{.what = "permit",
+                                                .release = synchronizer_scripts::permit_release,
+                                                .release_call = release_call},
+                                               field,
+                                               {synchronizer_scripts::permit_renew, renew_permit}};
 
-}  // namespace relock::detail
+}  // namespace relock::detail::synchronizers

@@ -14,7 +14,7 @@
 
 namespace relock {
 
-static_assert(semaphore::max() == detail::max_permits);
+static_assert(semaphore::max() == detail::synchronizers::max_permits);
 
 namespace {
 
@@ -26,15 +26,17 @@ void acquire_counted(const std::shared_ptr<detail::client_core>& core, const std
                      std::optional<std::chrono::milliseconds> wait, std::stop_token stop,
                      detail::completion<void(std::error_code, acquire_result)> done) {
   if (core->stopped()) return done(errc::cancelled, {.detail = "the client has been destroyed"});
-  if (permits < 1 || permits > detail::max_permits || (wait && wait->count() < 0)) {
-    return done(errc::invalid_argument,
-                {.detail = "permits must be between 1 and " + std::to_string(detail::max_permits) +
-                           ", and a wait >= 0"});
+  if (permits < 1 || permits > detail::synchronizers::max_permits || (wait && wait->count() < 0)) {
+    return done(
+        errc::invalid_argument,
+        {.detail = "permits must be between 1 and " +
+                   std::to_string(detail::synchronizers::max_permits) + ", and a wait >= 0"});
   }
-  auto r = detail::synchronizer_acquire_request(key, channel, wait, std::move(stop),
-                                                detail::semaphore_grant(wait_when_absent));
+  auto r = detail::synchronizers::synchronizer_acquire_request(
+      key, channel, wait, std::move(stop),
+      detail::synchronizers::semaphore_grant(wait_when_absent));
   r.permits = permits;
-  detail::start_acquire(core, std::move(r), std::move(done));
+  detail::waiting::start_acquire(core, std::move(r), std::move(done));
 }
 
 }  // namespace
@@ -42,7 +44,8 @@ void acquire_counted(const std::shared_ptr<detail::client_core>& core, const std
 semaphore::semaphore(std::shared_ptr<detail::client_core> core, std::string name,
                      semaphore_options options)
     : core_(std::move(core)), name_(std::move(name)), options_(options) {
-  auto names = detail::synchronizer_names_of(*core_, name_, layout::semaphore_channel, "semaphore");
+  auto names = detail::synchronizers::synchronizer_names_of(*core_, name_,
+                                                            layout::semaphore_channel, "semaphore");
   key_ = std::move(names.key);
   channel_ = std::move(names.channel);
 }
@@ -57,20 +60,21 @@ void semaphore::start_acquire(std::int64_t permits, std::optional<std::chrono::m
 
 void semaphore::start_release(std::int64_t permits, release_done done) {
   if (core_->stopped()) return done(errc::cancelled, "the client has been destroyed");
-  if (permits < 1 || permits > detail::max_permits) {
-    return done(errc::invalid_argument,
-                "permits to release must be between 1 and " + std::to_string(detail::max_permits));
+  if (permits < 1 || permits > detail::synchronizers::max_permits) {
+    return done(errc::invalid_argument, "permits to release must be between 1 and " +
+                                            std::to_string(detail::synchronizers::max_permits));
   }
-  detail::release_request r{key_, channel_, {}, {}, &detail::semaphore_release, false, permits};
-  detail::start_release(core_, std::move(r), std::move(done));
+  detail::waiting::release_request r{
+      key_, channel_, {}, {}, &detail::synchronizers::semaphore_release, false, permits};
+  detail::waiting::start_release(core_, std::move(r), std::move(done));
 }
 
 bool semaphore::acquire_blocking(std::int64_t permits,
                                  std::optional<std::chrono::milliseconds> wait,
                                  std::stop_token stop) {
-  detail::check_permits(permits, 1, "permits to acquire");
-  detail::refuse_io_thread(*core_, "acquire");
-  auto [ec, result] = detail::wait_for<std::error_code, acquire_result>([&](auto done) {
+  detail::synchronizers::check_permits(permits, 1, "permits to acquire");
+  detail::waiting::refuse_io_thread(*core_, "acquire");
+  auto [ec, result] = detail::waiting::wait_for<std::error_code, acquire_result>([&](auto done) {
     acquire_counted(core_, key_, channel_, options_.wait_when_absent, permits, wait,
                     std::move(stop), std::move(done));
   });
@@ -109,9 +113,9 @@ std::optional<permit> semaphore::try_acquire_permits(std::int64_t permits,
 }
 
 void semaphore::release(std::int64_t permits) {
-  detail::check_permits(permits, 1, "permits to release");
-  detail::refuse_io_thread(*core_, "release");
-  auto [ec, detail_text] = detail::wait_for<std::error_code, std::string>(
+  detail::synchronizers::check_permits(permits, 1, "permits to release");
+  detail::waiting::refuse_io_thread(*core_, "release");
+  auto [ec, detail_text] = detail::waiting::wait_for<std::error_code, std::string>(
       [&](auto done) { start_release(permits, std::move(done)); });
   if (ec) {
     throw error(ec, "semaphore '" + name_ +
@@ -123,7 +127,8 @@ namespace {
 
 std::int64_t admin(detail::client_core& core, const std::string& key, const std::string& channel,
                    const char* op, std::int64_t n, const std::string& name) {
-  return detail::semaphore_admin(core, key, channel, op, n, "semaphore '" + name + "'");
+  return detail::synchronizers::semaphore_admin(core, key, channel, op, n,
+                                                "semaphore '" + name + "'");
 }
 
 }  // namespace
@@ -135,12 +140,13 @@ std::int64_t semaphore::available_permits() const {
 std::int64_t semaphore::drain_permits() { return admin(*core_, key_, channel_, "drain", 0, name_); }
 
 bool semaphore::try_set_permits(std::int64_t permits) {
-  detail::check_permits(permits, 0, "permits to set");
+  detail::synchronizers::check_permits(permits, 0, "permits to set");
   return admin(*core_, key_, channel_, "try_set", permits, name_) == 1;
 }
 
 void semaphore::add_permits(std::int64_t permits) {
-  detail::check_permits(permits, -detail::max_permits, "permits to add");
+  detail::synchronizers::check_permits(permits, -detail::synchronizers::max_permits,
+                                       "permits to add");
   admin(*core_, key_, channel_, "add", permits, name_);
 }
 

@@ -11,7 +11,7 @@
 #include "layout/naming.hpp"
 #include "synchronizers/synchronizer_scripts.hpp"
 
-namespace relock::detail {
+namespace relock::detail::synchronizers {
 
 // A count published on a semaphore's channel: how many permits a message may hand out.
 std::size_t semaphore_message_wakes(std::string_view payload) {
@@ -26,33 +26,38 @@ namespace {
 std::string channel(std::string_view key) { return layout::semaphore_channel(key); }
 std::string waiter_channel(std::string_view key, std::string_view) { return channel(key); }
 
-script_call acquire_call(const acquire_context& c, bool wait_when_absent) {
+waiting::script_call acquire_call(const waiting::acquire_context& c, bool wait_when_absent) {
   return {{std::string(c.key), std::string(c.try_latch)},
           {std::to_string(c.permits), wait_when_absent ? "1" : "0",
            std::to_string(c.latch_ttl.count())}};
 }
-script_call acquire_or_refuse(const acquire_context& c) { return acquire_call(c, false); }
-script_call acquire_or_wait(const acquire_context& c) { return acquire_call(c, true); }
+waiting::script_call acquire_or_refuse(const waiting::acquire_context& c) {
+  return acquire_call(c, false);
+}
+waiting::script_call acquire_or_wait(const waiting::acquire_context& c) {
+  return acquire_call(c, true);
+}
 
-acquire_reply read_acquire(const resp::reply& r) {
-  acquire_reply read = read_lock_reply(r);
+waiting::acquire_reply read_acquire(const resp::reply& r) {
+  waiting::acquire_reply read = waiting::read_lock_reply(r);
   if (r.error_code() == "NOT_INITIALIZED") read.ec = errc::not_initialized;
   return read;
 }
 
-script_call release_call(const release_context& c) {
+waiting::script_call release_call(const waiting::release_context& c) {
   return {{std::string(c.key), std::string(c.channel), std::string(c.latch)},
           {std::to_string(c.permits), std::string(c.publish_command),
            std::to_string(c.latch_ttl.count())}};
 }
 
-script_call take_back_call(const take_back_context& c) {
+waiting::script_call take_back_call(const waiting::take_back_context& c) {
   return {{std::string(c.key), std::string(c.channel), std::string(c.try_latch)},
           {std::string(c.publish_command), std::to_string(c.latch_ttl.count())}};
 }
 
 // The two differ in their try alone: what a name with no count does.
-constexpr grant_kind grant(script_call (*acquire)(const acquire_context&)) {
+constexpr waiting::grant_kind grant(
+    waiting::script_call (*acquire)(const waiting::acquire_context&)) {
   return {.acquire = synchronizer_scripts::semaphore_acquire,
           .acquire_call = acquire,
           .read_acquire = read_acquire,
@@ -62,17 +67,18 @@ constexpr grant_kind grant(script_call (*acquire)(const acquire_context&)) {
           .take_back = &synchronizer_scripts::semaphore_take_back,
           .take_back_call = take_back_call};
 }
-constinit const grant_kind refusing = grant(acquire_or_refuse);
-constinit const grant_kind waiting = grant(acquire_or_wait);
+constinit const waiting::grant_kind refusing = grant(acquire_or_refuse);
+constinit const waiting::grant_kind waiting = grant(acquire_or_wait);
 
 }  // namespace
 
-const grant_kind& semaphore_grant(bool wait_when_absent) {
+const waiting::grant_kind& semaphore_grant(bool wait_when_absent) {
   return wait_when_absent ? waiting : refusing;
 }
 
-constinit const release_kind semaphore_release{.what = "semaphore",
-                                               .release = synchronizer_scripts::semaphore_release,
-                                               .release_call = release_call};
+constinit const waiting::release_kind semaphore_release{
+    .what = "semaphore",
+    .release = synchronizer_scripts::semaphore_release,
+    .release_call = release_call};
 
-}  // namespace relock::detail
+}  // namespace relock::detail::synchronizers

@@ -10,7 +10,7 @@
 #include "synchronizers/synchronizer_scripts.hpp"
 #include "waiting/blocking_call.hpp"
 
-namespace relock::detail {
+namespace relock::detail::synchronizers {
 
 synchronizer_names synchronizer_names_of(client_core& core, const std::string& name,
                                          std::string (*channel)(std::string_view key),
@@ -34,11 +34,13 @@ void check_permits(std::int64_t n, std::int64_t min, const char* what) {
   }
 }
 
-acquire_request synchronizer_acquire_request(const std::string& key, const std::string& channel,
-                                             std::optional<std::chrono::milliseconds> wait,
-                                             std::stop_token stop, const grant_kind& grant,
-                                             const hold_kind* hold) {
-  acquire_request r;
+waiting::acquire_request synchronizer_acquire_request(const std::string& key,
+                                                      const std::string& channel,
+                                                      std::optional<std::chrono::milliseconds> wait,
+                                                      std::stop_token stop,
+                                                      const waiting::grant_kind& grant,
+                                                      const waiting::hold_kind* hold) {
+  waiting::acquire_request r;
   r.key = key;
   r.channel = channel;
   r.waiter_channel = channel;
@@ -56,11 +58,11 @@ std::int64_t semaphore_admin(client_core& core, const std::string& key, const st
   std::vector<std::string> keys{key, channel};
   if (!timeouts.empty()) keys.push_back(timeouts);
   std::vector<std::string> args{op, std::to_string(n), core.publish_command(),
-                                std::to_string(wall_clock_ms())};
+                                std::to_string(waiting::wall_clock_ms())};
   if (!raw_id.empty()) args.push_back(std::move(raw_id));
-  return eval_blocking(core, synchronizer_scripts::semaphore_admin, std::move(keys),
-                       std::move(args), what)
+  return waiting::eval_blocking(core, synchronizer_scripts::semaphore_admin, std::move(keys),
+                                std::move(args), what)
       .integer;
 }
 
-}  // namespace relock::detail
+}  // namespace relock::detail::synchronizers

@@ -18,7 +18,7 @@
 #include "waiting/acquire_op.hpp"
 #include "waiting/blocking_call.hpp"
 
-namespace relock::detail {
+namespace relock::detail::synchronizers {
 
 struct synchronizer_names {
   std::string key;      // the name after the client's name mapper
@@ -38,10 +38,12 @@ void check_permits(std::int64_t n, std::int64_t min, const char* what);
 // The waiting loop's request for a synchronizer's try of `grant` on `key`, its waiters listening
 // on `channel`: `wait` empty waits for ever, zero tries once. `hold`: the grant is a hold (a
 // permit), whose owner the caller sets.
-acquire_request synchronizer_acquire_request(const std::string& key, const std::string& channel,
-                                             std::optional<std::chrono::milliseconds> wait,
-                                             std::stop_token stop, const grant_kind& grant,
-                                             const hold_kind* hold = nullptr);
+waiting::acquire_request synchronizer_acquire_request(const std::string& key,
+                                                      const std::string& channel,
+                                                      std::optional<std::chrono::milliseconds> wait,
+                                                      std::stop_token stop,
+                                                      const waiting::grant_kind& grant,
+                                                      const waiting::hold_kind* hold = nullptr);
 
 // A semaphore's administration (semaphore_admin.lua): `op` with `n`. A permit-expirable one
 // passes its expiry set `timeouts` (the script takes expired permits back first), and the
@@ -50,4 +52,4 @@ std::int64_t semaphore_admin(client_core& core, const std::string& key, const st
                              const char* op, std::int64_t n, const std::string& what,
                              const std::string& timeouts = {}, std::string raw_id = {});
 
-}  // namespace relock::detail
+}  // namespace relock::detail::synchronizers

@@ -5,7 +5,7 @@
 
 #include "scripts/scripts.hpp"
 
-namespace relock::detail::synchronizer_scripts {
+namespace relock::detail::synchronizers::synchronizer_scripts {
 namespace {
 
 // The sources are built before the scripts below, which hash them, in this file's order of
@@ -35,4 +35,4 @@ const exec::script permit_renew{"permit_renew", scripts::permit_renew};
 const exec::script latch_await{"latch_await", latch_await_source, /*writes=*/false};
 const exec::script latch_admin{"latch_admin", latch_admin_source};
 
-}  // namespace relock::detail::synchronizer_scripts
+}  // namespace relock::detail::synchronizers::synchronizer_scripts

@@ -6,7 +6,7 @@
 
 #include "exec/script.hpp"
 
-namespace relock::detail::synchronizer_scripts {
+namespace relock::detail::synchronizers::synchronizer_scripts {
 
 extern const exec::script semaphore_acquire;
 extern const exec::script semaphore_release;
@@ -18,4 +18,4 @@ extern const exec::script permit_renew;
 extern const exec::script latch_await;
 extern const exec::script latch_admin;
 
-}  // namespace relock::detail::synchronizer_scripts
+}  // namespace relock::detail::synchronizers::synchronizer_scripts

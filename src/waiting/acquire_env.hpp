@@ -22,8 +22,10 @@
 #include "waiting/take_back_book.hpp"
 
 namespace relock::detail {
+class shutdown_aware;  // an operation the client ends at shutdown (src/client_core.hpp)
+}
 
-class shutdown_aware;
+namespace relock::detail::waiting {
 
 class acquire_env {
  public:
@@ -68,4 +70,4 @@ class acquire_env {
   virtual void discard_latch(std::string latch) = 0;
 };
 
-}  // namespace relock::detail
+}  // namespace relock::detail::waiting

@@ -5,7 +5,7 @@
 
 #include <relock/errors.hpp>
 
-namespace relock::detail {
+namespace relock::detail::waiting {
 
 acquire_fsm::action acquire_fsm::start() {
   if (phase_ != phase::idle) return {};
@@ -244,4 +244,4 @@ acquire_fsm::action acquire_fsm::shutdown() {
   return finish(ending::shutdown, errc::cancelled);
 }
 
-}  // namespace relock::detail
+}  // namespace relock::detail::waiting

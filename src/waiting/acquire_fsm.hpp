@@ -25,7 +25,7 @@
 #include <optional>
 #include <system_error>
 
-namespace relock::detail {
+namespace relock::detail::waiting {
 
 class acquire_fsm {
  public:
@@ -162,4 +162,4 @@ class acquire_fsm {
   std::error_code copy_failure_;     // settling: why the first copy that did not run did not
 };
 
-}  // namespace relock::detail
+}  // namespace relock::detail::waiting

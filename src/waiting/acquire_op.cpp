@@ -14,7 +14,7 @@
 #include "waiting/release_op.hpp"
 #include "waiting/take_back_book.hpp"
 
-namespace relock::detail {
+namespace relock::detail::waiting {
 namespace {
 
 using steady = std::chrono::steady_clock;
@@ -391,4 +391,4 @@ void start_acquire(std::shared_ptr<client_core> core, acquire_request request,
   });
 }
 
-}  // namespace relock::detail
+}  // namespace relock::detail::waiting

@@ -19,9 +19,12 @@
 #include "waiting/lock_kind.hpp"
 
 namespace relock::detail {
+class client_core;  // the client's shared state (src/client_core.hpp)
+}
+
+namespace relock::detail::waiting {
 
 class acquire_env;
-class client_core;
 
 struct acquire_request {
   std::string key;
@@ -51,4 +54,4 @@ void start_acquire(std::shared_ptr<client_core> core, acquire_request request,
 // The same against `env`, from its I/O thread (tests drive it with a fake one).
 void run_acquire(std::shared_ptr<acquire_env> env, acquire_request request, acquire_callback done);
 
-}  // namespace relock::detail
+}  // namespace relock::detail::waiting

@@ -16,7 +16,7 @@
 #include "exec/script.hpp"
 #include "resp/request.hpp"
 
-namespace relock::detail {
+namespace relock::detail::waiting {
 
 // Also refuses a handle whose client is gone: its I/O thread would never answer.
 inline void refuse_io_thread(const client_core& core, const char* what) {
@@ -104,4 +104,4 @@ inline resp::reply run_blocking(client_core& core, std::string_view key, resp::r
   return std::move(r);
 }
 
-}  // namespace relock::detail
+}  // namespace relock::detail::waiting

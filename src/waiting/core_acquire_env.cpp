@@ -6,7 +6,7 @@
 
 #include "client_core.hpp"
 
-namespace relock::detail {
+namespace relock::detail::waiting {
 namespace {
 
 class core_acquire_env final : public acquire_env {
@@ -67,4 +67,4 @@ std::shared_ptr<acquire_env> make_core_acquire_env(std::shared_ptr<client_core> 
   return std::make_shared<core_acquire_env>(std::move(core));
 }
 
-}  // namespace relock::detail
+}  // namespace relock::detail::waiting

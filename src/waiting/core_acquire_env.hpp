@@ -8,10 +8,12 @@
 #include "waiting/acquire_env.hpp"
 
 namespace relock::detail {
+class client_core;  // the client's shared state (src/client_core.hpp)
+}
 
-class client_core;
+namespace relock::detail::waiting {
 
 // I/O thread (the timer it owns is the I/O thread's).
 std::shared_ptr<acquire_env> make_core_acquire_env(std::shared_ptr<client_core> core);
 
-}  // namespace relock::detail
+}  // namespace relock::detail::waiting

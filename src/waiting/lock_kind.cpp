@@ -9,7 +9,7 @@
 #include "layout/naming.hpp"
 #include "scripts/scripts.hpp"
 
-namespace relock::detail {
+namespace relock::detail::waiting {
 
 std::int64_t wall_clock_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -113,4 +113,4 @@ constexpr lock_kind plain(const exec::script& acquire) {
 constinit const lock_kind reentrant_lock_kind = plain(plain_lock::acquire);
 constinit const lock_kind non_reentrant_lock_kind = plain(acquire_once);
 
-}  // namespace relock::detail
+}  // namespace relock::detail::waiting

@@ -57,6 +57,10 @@
 #include "resp/reply.hpp"
 
 namespace relock::detail {
+class client_core;  // the client's shared state (src/client_core.hpp)
+}
+
+namespace relock::detail::waiting {
 
 struct script_call {
   std::vector<std::string> keys;
@@ -133,7 +137,6 @@ struct take_back_context {
 
 // The wall clock in Unix milliseconds.
 std::int64_t wall_clock_ms();
-class client_core;
 // Now, with the client's settings. The unheard-head timeout is off where a publish does not
 // count every listener (classic pub/sub in a Cluster): an unheard head could not be told from
 // one listening on another node.
@@ -206,9 +209,6 @@ script_call with_try_latch(script_call call, const acquire_context& c);
 acquire_reply read_lock_reply(const resp::reply& r);
 // "0" wakes one waiter, anything else every waiter (data-layout §8).
 std::size_t lock_message_wakes(std::string_view payload);
-// A semaphore's message is its new count: permits for that many waiters' demands (none when 0 or
-// less; every waiter for a payload that is not a count).
-std::size_t semaphore_message_wakes(std::string_view payload);
 
 // The reentrant lock's data (data-layout §2), which the fenced and spin locks share: its scripts
 // and calls, for their parts.
@@ -234,13 +234,9 @@ constexpr hold_kind hold(const char* what,
 }
 }  // namespace plain_lock
 
+// The plain lock's kinds (src/waiting/lock_kind.cpp); the other locks' are in
+// src/locks/lock_kinds.hpp.
 extern const lock_kind reentrant_lock_kind;
 extern const lock_kind non_reentrant_lock_kind;
-extern const lock_kind rwlock_read_kind;
-extern const lock_kind rwlock_write_kind;
-extern const lock_kind fair_lock_kind;
-extern const lock_kind non_reentrant_fair_lock_kind;
-extern const lock_kind fenced_lock_kind;
-extern const lock_kind spin_lock_kind;
 
-}  // namespace relock::detail
+}  // namespace relock::detail::waiting

@@ -9,7 +9,7 @@
 #include "layout/naming.hpp"
 #include "waiting/release_retry.hpp"
 
-namespace relock::detail {
+namespace relock::detail::waiting {
 
 bool release_not_run(std::error_code ec, std::string_view detail) {
   if (ec == errc::timeout || ec == errc::connection) return true;
@@ -114,4 +114,4 @@ void start_release(std::shared_ptr<client_core> core, release_request request,
   });
 }
 
-}  // namespace relock::detail
+}  // namespace relock::detail::waiting

@@ -14,8 +14,10 @@
 #include "waiting/lock_kind.hpp"
 
 namespace relock::detail {
+class client_core;  // the client's shared state (src/client_core.hpp)
+}
 
-class client_core;
+namespace relock::detail::waiting {
 
 struct release_request {
   std::string key;
@@ -53,4 +55,4 @@ bool release_not_run(std::error_code ec, std::string_view detail);
 void release_now(const std::shared_ptr<client_core>& core, release_request request,
                  release_callback done);
 
-}  // namespace relock::detail
+}  // namespace relock::detail::waiting

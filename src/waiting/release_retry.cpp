@@ -8,7 +8,7 @@
 #include "waiting/release_retry_fsm.hpp"
 #include "waiting/take_back_book.hpp"
 
-namespace relock::detail {
+namespace relock::detail::waiting {
 namespace {
 
 // Performs what release_retry_fsm decides.
@@ -97,4 +97,4 @@ void retry_release(const std::shared_ptr<client_core>& core, release_request req
   std::make_shared<release_retry_op>(core, std::move(request), until)->start();
 }
 
-}  // namespace relock::detail
+}  // namespace relock::detail::waiting

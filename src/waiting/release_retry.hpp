@@ -17,11 +17,13 @@
 #include "waiting/release_op.hpp"
 
 namespace relock::detail {
+class client_core;  // the client's shared state (src/client_core.hpp)
+}
 
-class client_core;
+namespace relock::detail::waiting {
 
 // `request.latch` is the failed release's latch.
 void retry_release(const std::shared_ptr<client_core>& core, release_request request,
                    std::chrono::steady_clock::time_point until);
 
-}  // namespace relock::detail
+}  // namespace relock::detail::waiting

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "waiting/release_retry_fsm.hpp"
 
-namespace relock::detail {
+namespace relock::detail::waiting {
 
 release_retry_fsm::action release_retry_fsm::start(time_point now) {
   if (done_) return {};
@@ -41,4 +41,4 @@ release_retry_fsm::action release_retry_fsm::shutdown(time_point now, bool booke
   return send_if_due(now, booked);
 }
 
-}  // namespace relock::detail
+}  // namespace relock::detail::waiting

@@ -10,7 +10,7 @@
 #include <chrono>
 #include <optional>
 
-namespace relock::detail {
+namespace relock::detail::waiting {
 
 class release_retry_fsm {
  public:
@@ -49,4 +49,4 @@ class release_retry_fsm {
   bool done_ = false;
 };
 
-}  // namespace relock::detail
+}  // namespace relock::detail::waiting

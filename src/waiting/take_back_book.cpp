@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace relock::detail {
+namespace relock::detail::waiting {
 
 void take_back_book::add(const id& who, release_request request) {
   pending_[who].push_back(std::move(request));
@@ -34,4 +34,4 @@ std::size_t take_back_book::size() const {
   return n;
 }
 
-}  // namespace relock::detail
+}  // namespace relock::detail::waiting

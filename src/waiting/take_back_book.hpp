@@ -23,7 +23,7 @@
 
 #include "waiting/release_op.hpp"
 
-namespace relock::detail {
+namespace relock::detail::waiting {
 
 class take_back_book {
  public:
@@ -54,4 +54,4 @@ class take_back_book {
   std::map<id, std::vector<release_request>, id_less> pending_;
 };
 
-}  // namespace relock::detail
+}  // namespace relock::detail::waiting

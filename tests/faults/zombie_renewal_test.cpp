@@ -149,7 +149,7 @@ class zombie_detector {
       roles_[sha1_hex(source)] = role::acquire;
     }
     // The release as the library sends it: its source after release_head.lua.
-    roles_[relock::detail::plain_lock::release.sha] = role::release;
+    roles_[relock::detail::waiting::plain_lock::release.sha] = role::release;
     roles_[sha1_hex(s::lock_renew)] = role::renew;
   }
 
@@ -784,7 +784,7 @@ TEST(zombie_renewal, the_detector_sees_a_renewal_sent_after_a_release) {
   auto raw = raw_client::to(server);
   using relock::exec::sha1_hex;
   namespace s = relock::scripts;
-  const std::string_view release_source = relock::detail::plain_lock::release.source;
+  const std::string_view release_source = relock::detail::waiting::plain_lock::release.source;
   for (auto source : {s::lock_acquire, release_source, s::lock_renew}) {
     ASSERT_EQ(raw.command({"SCRIPT", "LOAD", std::string(source)}).str, sha1_hex(source));
   }

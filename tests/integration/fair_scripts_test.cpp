@@ -14,6 +14,7 @@
 #include "layout/ids.hpp"
 #include "layout/naming.hpp"
 #include "lock_env.hpp"
+#include "locks/lock_kinds.hpp"
 #include "support/sync_calls.hpp"
 #include "waiting/lock_kind.hpp"
 
@@ -31,38 +32,38 @@ const std::string timeout_key = layout::fair_timeout_key(name);
 const std::string channel = layout::lock_channel(name);
 constexpr std::chrono::milliseconds queue_timeout{10'000};
 constexpr std::chrono::milliseconds latch_ttl{20'000};
-const detail::lock_kind& kind = detail::fair_lock_kind;
+const detail::waiting::lock_kind& kind = detail::locks::fair_lock_kind;
 
 struct env {
   redis_server server;
   relock::client client{settings_for(server)};
   raw_client raw = raw_client::to(server);
   relock::exec::executor& ex = relock::detail::core_of(client)->executor();
-  std::int64_t now = detail::wall_clock_ms();
+  std::int64_t now = detail::waiting::wall_clock_ms();
   // The scripts' clock and timeouts; a head told while nobody listens gets `unheard` (0: off).
   std::chrono::milliseconds unheard{0};
-  detail::queue_timing timing() const { return {now, queue_timeout, unheard}; }
+  detail::waiting::queue_timing timing() const { return {now, queue_timeout, unheard}; }
 
   result acquire(const std::string& owner, bool waiting = true, std::int64_t lease = 30'000) {
-    auto c = kind.acquire_call(detail::acquire_context{
+    auto c = kind.acquire_call(detail::waiting::acquire_context{
         name, owner, std::chrono::milliseconds(lease), waiting, "PUBLISH", timing()});
     return eval(ex, kind.acquire, std::move(c.keys), std::move(c.args));
   }
   result release(const std::string& owner) {
     const std::string latch = layout::unlock_latch_key(name, layout::random_request_id());
-    auto c = kind.release_call(
-        detail::release_context{name, owner, channel, latch, "PUBLISH", 30s, latch_ttl, timing()});
+    auto c = kind.release_call(detail::waiting::release_context{
+        name, owner, channel, latch, "PUBLISH", 30s, latch_ttl, timing()});
     return eval(ex, kind.release, std::move(c.keys), std::move(c.args));
   }
   result give_up(const std::string& owner, const std::string& request) {
     const std::string latch = layout::unlock_latch_key(name, request);
-    auto c = kind.give_up_call(
-        detail::give_up_context{name, owner, channel, latch, "PUBLISH", latch_ttl, timing()});
+    auto c = kind.give_up_call(detail::waiting::give_up_context{name, owner, channel, latch,
+                                                                "PUBLISH", latch_ttl, timing()});
     return eval(ex, *kind.give_up, std::move(c.keys), std::move(c.args));
   }
   result force() {
-    auto c =
-        kind.force_release_call(detail::force_release_context{name, channel, "PUBLISH", timing()});
+    auto c = kind.force_release_call(
+        detail::waiting::force_release_context{name, channel, "PUBLISH", timing()});
     return eval(ex, kind.force_release, std::move(c.keys), std::move(c.args));
   }
 
@@ -140,7 +141,7 @@ TEST(fair_scripts, an_unheard_heads_short_deadline_does_not_pass_to_those_behind
   ASSERT_TRUE(e.acquire("head:1").value.is_integer());
   const auto t0 = e.now;
   EXPECT_EQ(e.release("holder:1").value.integer, 1);  // nobody listens on head:1's channel
-  EXPECT_LE(e.deadlines().at("head:1"), detail::wall_clock_ms() + 5'000);
+  EXPECT_LE(e.deadlines().at("head:1"), detail::waiting::wall_clock_ms() + 5'000);
   e.now = t0 + 1'100;
   ASSERT_TRUE(e.acquire("n:1").value.is_integer());
   ASSERT_TRUE(e.acquire("m:1").value.is_integer());

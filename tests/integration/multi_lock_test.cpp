@@ -302,7 +302,7 @@ TEST(multi_lock, every_process_sorts_the_members_alike_however_it_spells_the_ser
   auto order = [](const relock::multi_lock& set) {
     std::vector<std::string> servers;
     for (const auto& m : set.members()) {
-      servers.push_back(relock::detail::lock_access::core(m).server_id());
+      servers.push_back(relock::detail::locks::lock_access::core(m).server_id());
     }
     return servers;
   };

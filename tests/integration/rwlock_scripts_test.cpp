@@ -520,8 +520,8 @@ TEST(rwlock_scripts, renew_batches_keys_and_reports_each) {
   e.raw.command({"HSET", "{batch}plain", A, "1"});
 
   // Built the way the watchdog builds a batch: each hold appends its keys and arguments.
-  const auto& read = relock::detail::rwlock_read_kind.renew;
-  const auto& write = relock::detail::rwlock_write_kind.renew;
+  const auto& read = relock::detail::locks::rwlock_read_kind.renew;
+  const auto& write = relock::detail::locks::rwlock_write_kind.renew;
   std::vector<std::string> keys, args{"20000"};
   read.append("{batch}one", A, 1, keys, args);
   write.append("{batch}two", B, 1, keys, args);

@@ -13,7 +13,7 @@
 
 using namespace std::chrono_literals;
 using relock::errc;
-using relock::detail::acquire_fsm;
+using relock::detail::waiting::acquire_fsm;
 using step = acquire_fsm::step;
 using ending = acquire_fsm::ending;
 

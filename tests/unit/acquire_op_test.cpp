@@ -23,6 +23,8 @@
 using namespace std::chrono_literals;
 using relock::errc;
 using namespace relock::detail;
+using namespace relock::detail::synchronizers;
+using namespace relock::detail::waiting;
 namespace resp = relock::resp;
 
 namespace {

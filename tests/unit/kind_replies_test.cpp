@@ -14,13 +14,14 @@
 
 #include <relock/errors.hpp>
 
+#include "locks/lock_kinds.hpp"
 #include "resp/reader.hpp"
 #include "synchronizers/synchronizer_kinds.hpp"
 #include "waiting/lock_kind.hpp"
 
 using relock::errc;
-using relock::detail::acquire_reply;
-using relock::detail::grant_kind;
+using relock::detail::waiting::acquire_reply;
+using relock::detail::waiting::grant_kind;
 using outcome = acquire_reply::outcome;
 namespace detail = relock::detail;
 namespace resp = relock::resp;
@@ -134,22 +135,22 @@ const std::vector<reply_case> permit_waits = {
 
 std::vector<kind_case> every_kind() {
   return {
-      {"lock", detail::reentrant_lock_kind, lock_replies},
-      {"non-reentrant lock", detail::non_reentrant_lock_kind, lock_replies},
-      {"read lock", detail::rwlock_read_kind, lock_replies},
-      {"write lock", detail::rwlock_write_kind, lock_replies},
-      {"fair lock", detail::fair_lock_kind, lock_replies},
-      {"non-reentrant fair lock", detail::non_reentrant_fair_lock_kind, lock_replies},
-      {"fenced lock", detail::fenced_lock_kind, fenced_replies},
-      {"spin lock", detail::spin_lock_kind, lock_replies},
-      {"semaphore", detail::semaphore_grant(false), lock_replies + not_initialized},
-      {"semaphore waiting when absent", detail::semaphore_grant(true),
+      {"lock", detail::waiting::reentrant_lock_kind, lock_replies},
+      {"non-reentrant lock", detail::waiting::non_reentrant_lock_kind, lock_replies},
+      {"read lock", detail::locks::rwlock_read_kind, lock_replies},
+      {"write lock", detail::locks::rwlock_write_kind, lock_replies},
+      {"fair lock", detail::locks::fair_lock_kind, lock_replies},
+      {"non-reentrant fair lock", detail::locks::non_reentrant_fair_lock_kind, lock_replies},
+      {"fenced lock", detail::locks::fenced_lock_kind, fenced_replies},
+      {"spin lock", detail::locks::spin_lock_kind, lock_replies},
+      {"semaphore", detail::synchronizers::semaphore_grant(false), lock_replies + not_initialized},
+      {"semaphore waiting when absent", detail::synchronizers::semaphore_grant(true),
        lock_replies + not_initialized},
-      {"permit", detail::permit_grant(false),
+      {"permit", detail::synchronizers::permit_grant(false),
        lock_answers + permit_waits + lock_errors + not_initialized},
-      {"permit waiting when absent", detail::permit_grant(true),
+      {"permit waiting when absent", detail::synchronizers::permit_grant(true),
        lock_answers + permit_waits + lock_errors + not_initialized},
-      {"latch", detail::latch_grant, lock_replies},
+      {"latch", detail::synchronizers::latch_grant, lock_replies},
   };
 }
 

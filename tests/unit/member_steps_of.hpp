@@ -10,8 +10,8 @@
 
 namespace relock::test {
 
-inline std::vector<std::size_t> members_of(const detail::member_steps& steps,
-                                           detail::member_step::kind k) {
+inline std::vector<std::size_t> members_of(const detail::lock_sets::member_steps& steps,
+                                           detail::lock_sets::member_step::kind k) {
   std::vector<std::size_t> out;
   for (const auto& s : steps) {
     if (s.what == k) out.push_back(s.member);
@@ -19,15 +19,16 @@ inline std::vector<std::size_t> members_of(const detail::member_steps& steps,
   return out;
 }
 
-inline const detail::member_step* step_of(const detail::member_steps& steps,
-                                          detail::member_step::kind k) {
+inline const detail::lock_sets::member_step* step_of(const detail::lock_sets::member_steps& steps,
+                                                     detail::lock_sets::member_step::kind k) {
   auto it = std::find_if(steps.begin(), steps.end(),
-                         [k](const detail::member_step& s) { return s.what == k; });
+                         [k](const detail::lock_sets::member_step& s) { return s.what == k; });
   return it == steps.end() ? nullptr : &*it;
 }
 
-inline const detail::member_step* finish_of(const detail::member_steps& steps) {
-  return step_of(steps, detail::member_step::kind::finish);
+inline const detail::lock_sets::member_step* finish_of(
+    const detail::lock_sets::member_steps& steps) {
+  return step_of(steps, detail::lock_sets::member_step::kind::finish);
 }
 
 }  // namespace relock::test

@@ -14,10 +14,10 @@
 
 using namespace std::chrono_literals;
 using relock::errc;
-using relock::detail::member_event;
-using relock::detail::member_step;
-using relock::detail::member_steps;
-using relock::detail::quorum_fsm;
+using relock::detail::lock_sets::member_event;
+using relock::detail::lock_sets::member_step;
+using relock::detail::lock_sets::member_steps;
+using relock::detail::lock_sets::quorum_fsm;
 using relock::test::finish_of;
 using relock::test::members_of;
 using relock::test::step_of;

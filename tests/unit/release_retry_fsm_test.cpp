@@ -5,7 +5,7 @@
 #include "waiting/release_retry_fsm.hpp"
 
 using namespace std::chrono_literals;
-using relock::detail::release_retry_fsm;
+using relock::detail::waiting::release_retry_fsm;
 using step = release_retry_fsm::step;
 
 namespace {

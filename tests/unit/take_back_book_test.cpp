@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-using relock::detail::release_request;
-using relock::detail::take_back_book;
+using relock::detail::waiting::release_request;
+using relock::detail::waiting::take_back_book;
 
 namespace {
 

@@ -9,7 +9,7 @@
 
 using namespace std::chrono_literals;
 using relock::errc;
-using relock::detail::take_fsm;
+using relock::detail::queues::take_fsm;
 using step = take_fsm::step;
 using ending = take_fsm::ending;
 

@@ -5,7 +5,7 @@
 
 #include "queues/transfer_schedule.hpp"
 
-using relock::detail::transfer_schedule;
+using relock::detail::queues::transfer_schedule;
 
 namespace {
 constexpr std::int64_t t0 = 1'700'000'000'000;

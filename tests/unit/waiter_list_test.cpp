@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "pubsub/waiter_list.hpp"
+#include "synchronizers/synchronizer_kinds.hpp"
 #include "waiting/lock_kind.hpp"
 
 using relock::pubsub::waiter;
@@ -80,9 +81,9 @@ TEST(waiter_list, wake_n_wakes_n_and_keeps_the_rest_wake_all_wakes_everyone) {
 }
 
 TEST(waiter_list, the_lock_family_reads_0_as_one_and_anything_else_as_all) {
-  EXPECT_EQ(relock::detail::lock_message_wakes("0"), 1u);
-  EXPECT_EQ(relock::detail::lock_message_wakes("1"), wake_all);
-  EXPECT_EQ(relock::detail::lock_message_wakes("garbage"), wake_all);
+  EXPECT_EQ(relock::detail::waiting::lock_message_wakes("0"), 1u);
+  EXPECT_EQ(relock::detail::waiting::lock_message_wakes("1"), wake_all);
+  EXPECT_EQ(relock::detail::waiting::lock_message_wakes("garbage"), wake_all);
 }
 
 // redisson/redisson#6664: one wake per message left a waiter for several permits asleep while
@@ -110,8 +111,8 @@ TEST(waiter_list, a_waiter_for_several_that_leaves_unused_passes_its_whole_deman
 }
 
 TEST(waiter_list, a_semaphore_reads_its_count_and_a_latch_opens_on_0) {
-  EXPECT_EQ(relock::detail::semaphore_message_wakes("4"), 4u);
-  EXPECT_EQ(relock::detail::semaphore_message_wakes("0"), 0u);
-  EXPECT_EQ(relock::detail::semaphore_message_wakes("-3"), 0u);
-  EXPECT_EQ(relock::detail::semaphore_message_wakes("x"), wake_all);
+  EXPECT_EQ(relock::detail::synchronizers::semaphore_message_wakes("4"), 4u);
+  EXPECT_EQ(relock::detail::synchronizers::semaphore_message_wakes("0"), 0u);
+  EXPECT_EQ(relock::detail::synchronizers::semaphore_message_wakes("-3"), 0u);
+  EXPECT_EQ(relock::detail::synchronizers::semaphore_message_wakes("x"), wake_all);
 }
