@@ -35,15 +35,11 @@
 
 #include <asio/async_result.hpp>
 #include <relock/detail/completion.hpp>
+#include <relock/detail/core_access.hpp>
 #include <relock/detail/export.hpp>
 #include <relock/errors.hpp>
 
 namespace relock {
-
-namespace detail {
-class client_core;
-RELOCK_API asio::io_context& io_of(client_core& core);
-}  // namespace detail
 
 /// \copydoc blocking_queue.hpp
 class RELOCK_API blocking_queue {

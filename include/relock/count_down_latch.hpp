@@ -25,15 +25,11 @@
 
 #include <asio/async_result.hpp>
 #include <relock/detail/completion.hpp>
+#include <relock/detail/core_access.hpp>
 #include <relock/detail/export.hpp>
 #include <relock/errors.hpp>
 
 namespace relock {
-
-namespace detail {
-class client_core;
-RELOCK_API asio::io_context& io_of(client_core& core);
-}  // namespace detail
 
 /// \copydoc count_down_latch.hpp
 class RELOCK_API count_down_latch {

@@ -38,6 +38,7 @@
 #include <asio/async_result.hpp>
 #include <relock/detail/acquire_result.hpp>
 #include <relock/detail/completion.hpp>
+#include <relock/detail/core_access.hpp>
 #include <relock/detail/export.hpp>
 #include <relock/detail/lockable.hpp>
 #include <relock/errors.hpp>
@@ -46,16 +47,12 @@
 
 namespace relock {
 
-namespace detail {
-class client_core;
-namespace waiting {
-struct lock_kind;
+namespace detail::waiting {
+struct lock_kind;  // what a kind acquires, releases and renews with (src/waiting/lock_kind.hpp)
 }
-namespace locks {
-struct lock_access;
+namespace detail::locks {
+struct lock_access;  // how the lock sets drive their members (src/locks/lock_access.hpp)
 }
-RELOCK_API asio::io_context& io_of(client_core& core);
-}  // namespace detail
 
 /// \copydoc lock.hpp
 class RELOCK_API mutex : public detail::lockable<mutex> {

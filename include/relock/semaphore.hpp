@@ -42,6 +42,7 @@
 
 #include <asio/async_result.hpp>
 #include <relock/detail/completion.hpp>
+#include <relock/detail/core_access.hpp>
 #include <relock/detail/durations.hpp>
 #include <relock/detail/export.hpp>
 #include <relock/errors.hpp>
@@ -49,13 +50,9 @@
 
 namespace relock {
 
-namespace detail {
-class client_core;
-namespace synchronizers {
-struct permit_state;
+namespace detail::synchronizers {
+struct permit_state;  // what a relock::permit owns (src/synchronizers/permit.cpp)
 }
-RELOCK_API asio::io_context& io_of(client_core& core);
-}  // namespace detail
 
 /// How a semaphore handle behaves (client::semaphore, client::permit_expirable_semaphore).
 struct semaphore_options {
