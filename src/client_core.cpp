@@ -250,7 +250,7 @@ client_core::client_core(config settings)
   watchdog_ = std::make_unique<renewal::watchdog>(
       *executor_, *channels_,
       renewal::watchdog_options{settings_.watchdog_lease, settings_.renewal_batch, cluster,
-                                settings_.on_lock_lost, settings_.log});
+                                settings_.on_lock_lost, settings_.log, settings_.observer.get()});
   sweeper_ = std::make_unique<exec::key_sweeper>(*executor_, keys_per_del, cluster);
   take_backs_ = std::make_unique<waiting::take_back_book>();
   // Sharded pub/sub exists only in Cluster: auto means classic on one server.

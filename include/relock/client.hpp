@@ -35,6 +35,7 @@
 #include <relock/lock.hpp>
 #include <relock/lock_info.hpp>
 #include <relock/multi_lock.hpp>
+#include <relock/observer.hpp>
 #include <relock/permit_expirable_semaphore.hpp>
 #include <relock/queue_info.hpp>
 #include <relock/read_write_lock.hpp>

@@ -6,12 +6,15 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <system_error>
 #include <vector>
 
 namespace relock {
+
+class observer;
 
 /// How much a log line matters (config::log).
 enum class log_level { debug, info, warning, error };
@@ -220,6 +223,11 @@ struct config {
   /// std::unique_lock and std::scoped_lock): not_owner, lock_lost, connection...
   std::function<void(std::string_view key, std::error_code, std::string_view detail)>
       on_unlock_error{};
+
+  /// Hears the client's work as typed events (relock/observer.hpp): acquires with their waits and
+  /// tries, releases with their hold times, renewals, losses. Null: none, at no cost. Called on
+  /// relock's I/O thread, as the callbacks above and below.
+  std::shared_ptr<relock::observer> observer{};
 
   /// Where the library's log lines go; relock never prints. Called on relock's I/O thread:
   /// keep it short and do not call back into relock synchronously from it.

@@ -17,6 +17,7 @@ hold_table::hold& hold_table::held(const std::string& key, const std::string& fi
   if (h.count == 0) {
     h.generation = next_generation_++;
     h.first_token = token;
+    h.taken_at = sent_at;
   }
   // A re-entry set the key's expiry afresh; an older confirmation says less.
   h.confirmed_at = h.count == 0 ? sent_at : std::max(h.confirmed_at, sent_at);
@@ -44,6 +45,7 @@ hold_table::release_plan hold_table::releasing(const std::string& key, const std
   }
   plan.known = true;
   plan.lease = it->second.lease;
+  plan.taken_at = it->second.taken_at;
   if (--it->second.count <= 0) drop(it);
   return plan;
 }

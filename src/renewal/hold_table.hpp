@@ -58,6 +58,7 @@ class hold_table {
     time_point valid_until{};
     pubsub::listener_ptr listener;  // the watchdog's business (listen_for_loss)
     std::string first_token;        // the token of the outermost acquisition (a fenced lock's)
+    time_point taken_at{};          // when the outermost acquisition was sent (hold times)
   };
 
   struct target {
@@ -83,6 +84,7 @@ class hold_table {
     bool known = false;  // we recorded this hold
     bool lost = false;   // it was found gone: do not release, report lock_lost
     std::chrono::milliseconds lease{0};
+    std::optional<time_point> taken_at{};  // known: when the outermost acquisition was sent
   };
 
   // Runs for every hold that leaves the table, so its owner can let go of what it attached.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "renewal/watchdog.hpp"
 
+#include <relock/observer.hpp>
+
 #include <relock/errors.hpp>
 
 namespace relock::renewal {
@@ -151,6 +153,12 @@ void watchdog::send(hold_table::call call) {
             }
           }
         } after{*this, targets};
+        if (auto* o = options_.observer) {
+          o->on_renewal({.holds = targets.size(),
+                         .error = ec,
+                         .latency = std::chrono::duration_cast<std::chrono::microseconds>(
+                             std::chrono::steady_clock::now() - sent_at)});
+        }
         if (ec) {
           // Kept in the table: the next tick tries again while the lease lasts.
           log(log_level::warning, "lock renewal failed: " + (r.is_error() ? r.str : ec.message()));
@@ -175,6 +183,7 @@ void watchdog::report(const hold_table::lost_hold& lost) {
   const std::error_code ec = make_error_code(lost.why);
   if (lost.on_lost) lost.on_lost(ec);
   if (options_.on_lost) options_.on_lost(lost.id.first, lost.id.second, ec);
+  if (auto* o = options_.observer) o->on_loss({lost.id.first, lost.id.second, ec});
 }
 
 }  // namespace relock::renewal

@@ -46,6 +46,7 @@ struct watchdog_options {
   bool group_by_slot = false;
   std::function<void(std::string_view key, std::string_view field, std::error_code why)> on_lost;
   std::function<void(log_level, std::string_view)> log;
+  relock::observer* observer = nullptr;  // hears renewals and losses; the client owns it
 };
 
 class watchdog {

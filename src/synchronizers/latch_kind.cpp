@@ -28,6 +28,7 @@ constinit const waiting::grant_kind latch_grant{.acquire = synchronizer_scripts:
                                                 .read_acquire = waiting::read_lock_reply,
                                                 .channel = channel,
                                                 .waiter_channel = waiter_channel,
-                                                .wakes = latch_message_wakes};
+                                                .wakes = latch_message_wakes,
+                                                .what_granted = "latch"};
 
 }  // namespace relock::detail::synchronizers

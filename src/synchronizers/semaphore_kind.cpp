@@ -65,7 +65,8 @@ constexpr waiting::grant_kind grant(
           .waiter_channel = waiter_channel,
           .wakes = semaphore_message_wakes,
           .take_back = &synchronizer_scripts::semaphore_take_back,
-          .take_back_call = take_back_call};
+          .take_back_call = take_back_call,
+          .what_granted = "semaphore"};
 }
 constinit const waiting::grant_kind refusing = grant(acquire_or_refuse);
 constinit const waiting::grant_kind waiting = grant(acquire_or_wait);

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include <relock/errors.hpp>
+#include <relock/observer.hpp>
 
 #include "client_core.hpp"  // shutdown_aware, and the door start_acquire goes through
 #include "layout/ids.hpp"
@@ -52,6 +53,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   }
 
   void start() {
+    started_at_ = env_->now();
     if (env_->stopped()) return act(fsm_.shutdown());
     if (request_.stop.stop_requested()) return act(fsm_.cancel());
     env_->track(*this);
@@ -114,6 +116,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     if (kind.take_back != nullptr || request_.hold != nullptr) {
       try_latch_ = layout::unlock_latch_key(request_.key, layout::random_request_id());
     }
+    ++tries_;
     env_->eval(kind.acquire,
                kind.acquire_call(acquire_context{request_.key, request_.owner, request_.lease,
                                                  request_.wait, env_->publish_command(),
@@ -356,7 +359,37 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
         break;
     }
     if (a.ec && detail.empty()) detail = a.ec.message();
+    observed(a);
     std::exchange(done_, {})(a.ec, acquire_result{acquired, std::move(token_), std::move(detail)});
+  }
+
+  // Tells the client's observer, if it has one, how this acquire ended.
+  void observed(const acquire_fsm::action& a) const {
+    auto* o = env_->settings().observer.get();
+    if (o == nullptr) return;
+    acquire_outcome outcome = acquire_outcome::failed;
+    switch (a.why) {
+      case ending::acquired:
+        outcome = acquire_outcome::acquired;
+        break;
+      case ending::not_acquired:
+        outcome = acquire_outcome::not_acquired;
+        break;
+      case ending::cancelled:
+      case ending::shutdown:
+        outcome = acquire_outcome::cancelled;
+        break;
+      case ending::failed:
+      case ending::outage:
+        break;
+    }
+    o->on_acquire(
+        {.kind = request_.hold != nullptr ? request_.hold->what : request_.grant->what_granted,
+         .key = request_.key,
+         .outcome = outcome,
+         .error = a.ec,
+         .waited = std::chrono::duration_cast<std::chrono::microseconds>(env_->now() - started_at_),
+         .tries = tries_});
   }
 
   std::shared_ptr<acquire_env> env_;
@@ -370,7 +403,9 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   std::string token_;             // what the acquiring reply handed out (a kind with tokens)
   std::int64_t holds_ = 0;        // the owner's holds after it, when the kind's reply says
   steady::time_point sent_at_{};  // when the last try went out
-  std::string try_latch_;         // the last try's latch (lock_kind.hpp, acquire_context)
+  steady::time_point started_at_{};      // when the caller asked (observer::on_acquire's wait)
+  std::int64_t tries_ = 0;               // acquire scripts sent
+  std::string try_latch_;                // the last try's latch (lock_kind.hpp, acquire_context)
   std::vector<release_request> copies_;  // booked take-backs the settle step sends again
   std::optional<std::stop_callback<std::function<void()>>> stop_callback_;
 };

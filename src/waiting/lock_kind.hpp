@@ -171,6 +171,8 @@ struct grant_kind {
   // Null: a try changes nothing, or the grant is a hold.
   const exec::script* take_back = nullptr;
   script_call (*take_back_call)(const take_back_context& c) = nullptr;
+  // For observers (acquire_event::kind), when nobody holds the grant: a hold's kind names it.
+  const char* what_granted = "acquire";
 };
 
 // How a grant goes back, under an unlock latch (release_op): an owner's hold, or a plain
