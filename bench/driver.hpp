@@ -36,6 +36,7 @@ struct options {
   int connections = 0;    // command connections per client; 0: the library's default
   int busy_poll_us = -1;  // config::busy_poll; -1: the library's default
   int clients = 1;        // (fair-)handoff: relock::clients its threads are spread over
+  bool observer = false;  // config::observer: one that counts and bins, as a metrics exporter
   // Where the server probe connects (a plain redis:// URL of the same server); empty: url. A
   // rediss:// --url needs it: the probe speaks plain RESP (bench/run gives the server's plain
   // port).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // relock_bench --scenario NAME --rep N --url URL [--seconds S] [--threads T] [--locks L]
-//              [--connections C] [--busy-poll MICROSECONDS]
+//              [--connections C] [--busy-poll MICROSECONDS] [--observer on|off]
 //              [--variant V] [--clients C] [--probe-url URL]
 // Runs one scenario once and prints one JSON line. Exit codes: 0 done, 1 failed, 2 bad usage.
 #include <cstdio>
@@ -49,6 +49,7 @@ int usage(const char* why) {
                "usage: relock_bench --scenario NAME --rep N --url URL [--seconds S]\n"
                "                    [--threads T] [--locks L] [--variant default|async]\n"
                "                    [--connections C] [--busy-poll MICROSECONDS]\n"
+               "                    [--observer on|off]\n"
                "                    [--clients C] ((fair-)handoff: threads over C clients)\n"
                "                    [--probe-url URL] (the server probe's plain redis:// URL of\n"
                "                    the same server; default --url; needed with rediss://)\n"
@@ -93,6 +94,8 @@ int main(int argc, char** argv) {
         o.connections = std::stoi(value);
       else if (flag == "--busy-poll")
         o.busy_poll_us = std::stoi(value);
+      else if (flag == "--observer" && (value == "on" || value == "off"))
+        o.observer = value == "on";
       else if (flag == "--variant")
         o.variant = value;
       else if (flag == "--clients")

@@ -4,10 +4,16 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <memory>
 
 #include "driver.hpp"
+
+#include <relock/observer.hpp>
 
 namespace relock_bench {
 
@@ -133,8 +139,43 @@ std::string base_scenario(const std::string& scenario) {
   return scenario.starts_with(cluster) ? scenario.substr(cluster.size()) : scenario;
 }
 
+namespace {
+
+// What a metrics exporter does with each event: count it by outcome and put its time in a
+// histogram's bucket (powers of two of microseconds). On relock's I/O thread only, as every
+// observer call: plain counters.
+class counting_observer : public relock::observer {
+ public:
+  void on_acquire(const relock::acquire_event& e) override {
+    ++acquires_[static_cast<std::size_t>(e.outcome)];
+    ++wait_buckets_[bucket(e.waited)];
+    tries_ += static_cast<std::uint64_t>(e.tries);
+  }
+  void on_release(const relock::release_event& e) override {
+    ++releases_[e.error ? 1 : 0];
+    ++hold_buckets_[bucket(e.held)];
+  }
+  void on_renewal(const relock::renewal_event& e) override { renewed_ += e.holds; }
+  void on_loss(const relock::loss_event&) override { ++losses_; }
+
+ private:
+  static std::size_t bucket(std::chrono::microseconds t) {
+    std::size_t b = 0;
+    for (auto us = t.count(); us > 1 && b + 1 < buckets; us /= 2) ++b;
+    return b;
+  }
+  static constexpr std::size_t buckets = 32;
+  std::array<std::uint64_t, 4> acquires_{};
+  std::array<std::uint64_t, 2> releases_{};
+  std::array<std::uint64_t, buckets> wait_buckets_{}, hold_buckets_{};
+  std::uint64_t tries_ = 0, renewed_ = 0, losses_ = 0;
+};
+
+}  // namespace
+
 relock::config client_settings(const options& o) {
   relock::config settings;
+  if (o.observer) settings.observer = std::make_shared<counting_observer>();
   settings.url = o.url;
   if (o.connections > 0) settings.command_connections = static_cast<std::size_t>(o.connections);
   if (o.busy_poll_us >= 0) settings.busy_poll = std::chrono::microseconds(o.busy_poll_us);
