@@ -2,6 +2,9 @@
 // `relock run` as a user meets it: the real binary, a real Redis, real child processes.
 #include <signal.h>
 
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 #include <relock/client.hpp>
 
 #include "cli_fixture.hpp"
@@ -172,4 +175,68 @@ TEST_F(cli, a_waiting_run_rides_through_a_redis_restart) {
   server_.start();
   EXPECT_EQ(p.wait(20s), 0) << p.err();
   EXPECT_TRUE(std::filesystem::exists(ran));
+}
+
+namespace {
+
+nlohmann::json report_in(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return nlohmann::json::parse(line);
+}
+
+}  // namespace
+
+// --report FILE: one JSON line saying how the run went, for cron logs and shell users.
+TEST_F(cli, run_reports_how_long_it_waited_and_held_and_the_renewals) {
+  const auto path = file("ran.json");
+  // A 1 s watchdog lease (the least relock takes) renews every third of a second: a 1.5 s
+  // command sees a few renewals.
+  auto r = run({"--watchdog-timeout", "1", "run", "--report", path, "reported", "--", "sh", "-c",
+                "sleep 1.5; exit 4"});
+  EXPECT_EQ(r.code, 4) << r.err;
+  const auto j = report_in(path);
+  EXPECT_EQ(j["name"], "reported");
+  EXPECT_EQ(j["outcome"], "ran");
+  EXPECT_EQ(j["exit_status"], 4);
+  EXPECT_EQ(j["command_status"], 4);
+  EXPECT_GE(j["held_seconds"].get<double>(), 1.5);
+  EXPECT_LT(j["waited_seconds"].get<double>(), 10.0);
+  EXPECT_GE(j["renewals"].get<std::int64_t>(), 2);
+  EXPECT_FALSE(j.contains("detail"));
+}
+
+TEST_F(cli, run_reports_a_busy_lock_an_error_and_with_json_on_stderr) {
+  relock::client holder(settings_for(server_));
+  holder.lock("held-elsewhere").lock(60s);
+  const auto busy_path = file("busy.json");
+  EXPECT_EQ(run({"run", "-n", "--report", busy_path, "held-elsewhere", "--", "true"}).code, 1);
+  const auto busy = report_in(busy_path);
+  EXPECT_EQ(busy["outcome"], "busy");
+  EXPECT_EQ(busy["exit_status"], 1);
+  EXPECT_TRUE(busy["held_seconds"].is_null());
+  EXPECT_TRUE(busy["command_status"].is_null());
+
+  // --json: the same line on stderr, after relock's own message; stdout stays the command's.
+  auto json_run = run({"--json", "run", "-n", "held-elsewhere", "--", "true"});
+  EXPECT_EQ(json_run.code, 1);
+  EXPECT_EQ(json_run.out, "");
+  const auto last_line = json_run.err.substr(json_run.err.rfind('\n', json_run.err.size() - 2) + 1);
+  EXPECT_EQ(nlohmann::json::parse(last_line)["outcome"], "busy") << json_run.err;
+
+  // No server: the message as always, and the report says error with it.
+  const auto error_path = file("error.json");
+  auto error = run_cli({"--url", "redis://127.0.0.1:1", "run", "-w", "1", "--report", error_path,
+                        "x", "--", "true"});
+  EXPECT_NE(error.code, 0);
+  const auto e = report_in(error_path);
+  EXPECT_EQ(e["outcome"], "error");
+  EXPECT_EQ(e["exit_status"], error.code);
+  EXPECT_FALSE(e["detail"].get<std::string>().empty());
+
+  // A report that cannot be written is said, and the run's own status stands.
+  auto unwritable = run({"run", "--report", "/nonexistent-dir/r.json", "free-one", "--", "true"});
+  EXPECT_EQ(unwritable.code, 0);
+  EXPECT_NE(unwritable.err.find("cannot write the report"), std::string::npos) << unwritable.err;
 }

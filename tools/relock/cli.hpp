@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -60,6 +61,7 @@ struct global_options {
   std::string sentinel_password;                // --sentinel-password or $RELOCK_SENTINEL_PASSWORD
   tls_options tls;
   bool json = false;
+  std::shared_ptr<relock::observer> observer;  // given to every client made (run --report)
 };
 
 struct run_options {
@@ -77,6 +79,7 @@ struct run_options {
   std::vector<std::string> all_names;       // --all's names: a multi-lock over them (no NAME)
   std::vector<std::string> redlock_urls;    // --redlock's: NAME on each of these servers
   std::optional<std::int64_t> semaphore;    // --semaphore N: a permit of NAME, made with N permits
+  std::optional<std::string> report;        // --report FILE: how it went, as JSON ("-": stderr)
 };
 
 struct queue_options {

@@ -133,7 +133,8 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
                  "of the process list)")
       ->type_name("PW");
   add_tls_flags(app, g.tls);
-  app.add_flag("--json", g.json, "status, unlock, demo: print one JSON object");
+  app.add_flag("--json", g.json,
+               "status, unlock, demo: print one JSON object; run: its report on stderr");
 
   run_options& r = c.run;
   auto* run = app.add_subcommand("run", "hold NAME while COMMAND runs, then release it");
@@ -147,6 +148,10 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
                   "exit code when not acquired (default 1)")
       ->type_name("N")
       ->check(CLI::Range(0, 255));
+  run->add_option("--report", r.report,
+                  "when it ends, write how it went (outcome, waited, held, renewals) as one JSON "
+                  "object to FILE (-: standard error, as --json)")
+      ->type_name("FILE");
   run->add_option("--lease", r.lease_seconds,
                   "hold at most SEC, without the watchdog; the command gets SIGTERM then")
       ->type_name("SEC");

@@ -99,6 +99,7 @@ relock::config make_config(const global_options& g) {
   relock::config c;
   c.url = g.url;
   c.command_connections = 1;  // a handful of calls, one at a time: a pool would only add sockets
+  c.observer = g.observer;
   if (g.pubsub == "sharded") c.publish = relock::publish_mode::sharded;
   if (g.pubsub == "classic") c.publish = relock::publish_mode::classic;
   if (g.pubsub == "both") c.publish = relock::publish_mode::both;

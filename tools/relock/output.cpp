@@ -2,8 +2,11 @@
 // Rendering of every result: see output.hpp.
 #include "output.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
+#include <fstream>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -222,6 +225,28 @@ void print(const unlock_result& r, bool as_json) {
   } else {
     std::printf("%s: %s\n", escaped(r.name).c_str(), r.released ? "released" : "was not locked");
   }
+}
+
+bool write_report(const run_report& r, const std::string& path, std::string& why) {
+  json j{{"name", r.name},
+         {"outcome", r.outcome},
+         {"exit_status", r.exit_status},
+         {"waited_seconds", r.waited_seconds},
+         {"renewals", r.renewals}};
+  j["command_status"] = r.command_status ? json(*r.command_status) : json(nullptr);
+  j["held_seconds"] = r.held_seconds ? json(*r.held_seconds) : json(nullptr);
+  if (!r.detail.empty()) j["detail"] = r.detail;
+  const std::string line = dumped(j) + "\n";
+  if (path == "-") {
+    std::cerr << line << std::flush;
+    return true;
+  }
+  std::ofstream out(path, std::ios::trunc);
+  out << line;
+  out.flush();
+  if (out) return true;
+  why = std::strerror(errno);
+  return false;
 }
 
 void print(const demo_result& r, bool as_json) {

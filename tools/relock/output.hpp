@@ -74,6 +74,22 @@ struct unlock_result {
   bool released = false;  // false: it was not locked
 };
 
+// How a `relock run` went: --report FILE, or --json (on stderr, the command owning stdout).
+struct run_report {
+  std::string name;
+  std::string outcome;                 // ran, busy, lost, interrupted, error
+  int exit_status = 0;                 // what relock exits with
+  std::optional<int> command_status;   // the command's own, when it ran to its end
+  double waited_seconds = 0;           // from the start to the acquire's end, connecting included
+  std::optional<double> held_seconds;  // from acquired to released
+  std::int64_t renewals = 0;           // watchdog renewals of the hold that reached Redis
+  std::string detail;                  // lost, error: why, as the message on stderr says
+};
+
+// Writes `r` as one JSON object on one line to `path` ("-": stderr). False, with the reason in
+// `why`, when the file cannot be written.
+bool write_report(const run_report& r, const std::string& path, std::string& why);
+
 struct demo_result {
   std::string url;
   bool private_server = false;

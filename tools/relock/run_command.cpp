@@ -2,13 +2,16 @@
 // relock run: acquire NAME (or a set: --all, --redlock; or a permit of a semaphore:
 // --semaphore), run the command while holding it, release, pass its status on.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <iostream>
+#include <memory>
 #include <optional>
 
 #include "child_supervisor.hpp"
 #include "cli.hpp"
+#include "output.hpp"
 #include "run_target.hpp"
 
 extern char** environ;
@@ -34,9 +37,24 @@ std::vector<std::string> command_environment(const std::string& name, const acqu
   return env;
 }
 
-}  // namespace
+// Counts the watchdog's renewals that reached Redis, for the report. Called on relock's I/O thread.
+class renewal_count : public relock::observer {
+ public:
+  void on_renewal(const relock::renewal_event& e) override {
+    if (!e.error) renewals_.fetch_add(static_cast<std::int64_t>(e.holds));
+  }
+  std::int64_t renewals() const { return renewals_.load(); }
 
-int run_command(const global_options& given, const run_options& o) {
+ private:
+  std::atomic<std::int64_t> renewals_{0};
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// Acquires, runs, releases; says how it went in `report`.
+int run_holding(const global_options& given, const run_options& o, run_report& report) {
   const auto started = std::chrono::steady_clock::now();
   std::optional<milliseconds> wait, lease;
   if (o.wait_seconds) wait = to_duration(*o.wait_seconds, "--wait", false);
@@ -55,6 +73,7 @@ int run_command(const global_options& given, const run_options& o) {
   child_supervisor supervisor(cancel);  // before the client: its I/O thread inherits the mask
   const auto target = make_target(g, o);
   const auto name = target->name();
+  report.name = name;
   const auto me = relock::owner::current_thread();
 
   relock::lock_options options;
@@ -82,7 +101,9 @@ int run_command(const global_options& given, const run_options& o) {
   try {
     got = target->acquire(me, std::move(options), o.nonblock || wait);
   } catch (const std::system_error& e) {
+    report.waited_seconds = seconds_since(started);
     if (e.code() == relock::errc::cancelled && supervisor.interrupted_by() != 0) {
+      report.outcome = "interrupted";
       return 128 + supervisor.interrupted_by();
     }
     global_options at = g;
@@ -90,11 +111,14 @@ int run_command(const global_options& given, const run_options& o) {
     if (!o.redlock_urls.empty()) at.url_flag = "--redlock";
     fail_with(at, e, "cannot " + target->acquiring());
   }
+  report.waited_seconds = seconds_since(started);
   if (!got.acquired) {
     std::cerr << "relock: " << escaped(target->busy()) << "; "
               << (o.nonblock ? "not waiting (-n)" : "gave up after " + seconds_text(*wait)) << "\n";
+    report.outcome = "busy";
     return o.conflict_exit_code;
   }
+  const auto acquired_at = std::chrono::steady_clock::now();
 
   std::optional<int> status;
   try {
@@ -108,6 +132,8 @@ int run_command(const global_options& given, const run_options& o) {
   }
   std::error_code released;
   target->unlock(released);
+  report.held_seconds = seconds_since(acquired_at);
+  report.command_status = status;
 
   std::string why;
   if (auto reason = supervisor.lost_reason()) {
@@ -119,14 +145,51 @@ int run_command(const global_options& given, const run_options& o) {
     std::cerr << "relock: lost " << escaped(target->held()) << " "
               << (!status ? "before the command started" : "while the command ran") << ": " << why
               << (supervisor.stopped_command() ? "; the command got SIGTERM" : "") << "\n";
+    report.outcome = "lost";
+    report.detail = why;
     return exit_lock_lost;
   }
-  if (!status) return 128 + supervisor.interrupted_by();  // a signal before the command began
+  if (!status) {  // a signal before the command began
+    report.outcome = "interrupted";
+    return 128 + supervisor.interrupted_by();
+  }
+  report.outcome = "ran";
   if (released) {
     std::cerr << "relock: warning: releasing '" << escaped(name) << "' failed ("
               << released.message() << "); it expires at the end of its lease\n";
   }
   return *status;
+}
+
+}  // namespace
+
+int run_command(const global_options& given, const run_options& o) {
+  std::optional<std::string> path = o.report;
+  if (!path && given.json) path = "-";
+  global_options g = given;
+  auto counter = std::make_shared<renewal_count>();
+  if (path) g.observer = counter;
+  run_report report;
+  report.name = o.name;
+  const auto written = [&] {
+    report.renewals = counter->renewals();
+    std::string why;
+    if (!write_report(report, *path, why)) {
+      std::cerr << "relock: cannot write the report to " << escaped(*path) << ": " << why << "\n";
+    }
+  };
+  try {
+    report.exit_status = run_holding(g, o, report);
+  } catch (const failure& f) {
+    if (!path) throw;
+    report.outcome = "error";
+    report.exit_status = f.code;
+    report.detail = f.what();
+    written();
+    throw;
+  }
+  if (path) written();
+  return report.exit_status;
 }
 
 }  // namespace relock_cli

@@ -27,7 +27,7 @@ _relock() {
       COMPREPLY=($(compgen -W "auto on off" -- "$cur"))
       return 0
       ;;
-    --tls-ca | --tls-cert | --tls-key)
+    --tls-ca | --tls-cert | --tls-key | --report)
       COMPREPLY=($(compgen -f -- "$cur"))
       return 0
       ;;
@@ -76,7 +76,7 @@ _relock() {
       ;;
     run)
       flags="-w --wait -n --nonblock -E --conflict-exit-code --lease --kind -s --shared
-        -x --exclusive --all --redlock --semaphore"
+        -x --exclusive --all --redlock --semaphore --report"
       ;;
     status) flags="" ;;
     unlock) flags="--force" ;;
