@@ -299,14 +299,19 @@ def check_exclusion(by_name, faults, deaths, history_end, res, t0):
             rival = furthest_writer if h.kind == "read" else furthest
             if rival is not None and rival[1] > start and rival[2].owner != h.owner:
                 other = rival[2]
-                # A fault in effect at any moment from the earlier acquire's invoke to this
-                # grant: an eviction window that opened before it, too.
-                why = breaking_between(name, other.invoke, start, faults)
+                # The server granted each hold somewhere between its invoke and its ok, so the
+                # one logged later may have been granted first (its reply slow, or its process
+                # descheduled before it logged): whichever went first lost its key between the
+                # earlier invoke and this ok. A fault in effect at any moment of that window
+                # explains the overlap, an eviction window that opened before it too.
+                lo = min(other.invoke, h.invoke)
+                why = breaking_between(name, lo, start, faults)
                 res.judge("3", why,
-                          lambda: f"{name}: {h.owner} ({h.kind}) acquired at {ms(start, t0)} "
-                                  f"while {other.owner} ({other.kind}) believed it held it "
-                                  f"[{ms(other.ok, t0)}, {ms(rival[1], t0)})"
-                                  + nearby(name, other.invoke, start, faults, t0))
+                          lambda: f"{name}: {h.owner} ({h.kind}, asked at {ms(h.invoke, t0)}) "
+                                  f"acquired at {ms(start, t0)} while {other.owner} "
+                                  f"({other.kind}, asked at {ms(other.invoke, t0)}) believed it "
+                                  f"held it [{ms(other.ok, t0)}, {ms(rival[1], t0)})"
+                                  + nearby(name, lo, start, faults, t0))
             if furthest is None or end > furthest[1]:
                 furthest = (start, end, h)
             if h.kind != "read" and (furthest_writer is None or end > furthest_writer[1]):

@@ -166,6 +166,28 @@ class KnownBadHistories(unittest.TestCase):
         self.assertEqual(violations(r, "3"), 0)
         self.assertEqual(explained(r, "3"), 1)
 
+    def test_a_del_after_the_later_logged_hold_asked_explains_an_overlap(self):
+        # o2 asked first and the server granted it first; a DEL took its key, o1 took the free
+        # lock, and o2's process logged its grant only after o1's (descheduled, or a slow
+        # reply). The overlap in the log is the DEL's doing, though it came before o1 asked.
+        h = History()
+        h.add(2, "acquire", "invoke", "w2", name="n", kind="fenced", owner="o2",
+              wait_until=1000 * MS)
+        h.fault(3, "del", names=["n"])
+        h.hold("o1", 5, 6, 20)
+        h.add(10, "acquire", "ok", "w2", name="n", owner="o2", token=1,
+              valid_until=30000 * MS)
+        r = h.check()
+        self.assertEqual(violations(r, "3"), 0)
+        self.assertEqual(explained(r, "3"), 1)
+
+    def test_a_del_before_both_holds_asked_explains_nothing(self):
+        h = History()
+        h.fault(1, "del", names=["n"])
+        h.hold("o2", 2, 10, 30, p="w2")
+        h.hold("o1", 5, 6, 20)
+        self.assertEqual(violations(h.check(), "3"), 1)
+
     def test_an_unexplained_violation_names_the_faults_around_it(self):
         # What a CI log that keeps only the report needs to tell a checker gap from a lock bug.
         h = History()
