@@ -54,6 +54,9 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
 
   void start() {
     started_at_ = env_->now();
+    if (auto* o = env_->settings().observer.get()) {
+      o->on_acquire_start({.kind = kind_name(), .key = request_.key});
+    }
     if (env_->stopped()) return act(fsm_.shutdown());
     if (request_.stop.stop_requested()) return act(fsm_.cancel());
     env_->track(*this);
@@ -363,6 +366,11 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     std::exchange(done_, {})(a.ec, acquire_result{acquired, std::move(token_), std::move(detail)});
   }
 
+  // What the observer's events call the thing acquired.
+  std::string_view kind_name() const {
+    return request_.hold != nullptr ? request_.hold->what : request_.grant->what_granted;
+  }
+
   // Tells the client's observer, if it has one, how this acquire ended.
   void observed(const acquire_fsm::action& a) const {
     auto* o = env_->settings().observer.get();
@@ -384,7 +392,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
         break;
     }
     o->on_acquire(
-        {.kind = request_.hold != nullptr ? request_.hold->what : request_.grant->what_granted,
+        {.kind = kind_name(),
          .key = request_.key,
          .outcome = outcome,
          .error = a.ec,
