@@ -7,9 +7,11 @@
 #include <asio/post.hpp>
 #include <relock/errors.hpp>
 #include <relock/lock.hpp>  // declares io_of as exported
+#include <relock/observer.hpp>
 
 #include "exec/cluster_discovery.hpp"
 #include "exec/sentinel_discovery.hpp"
+#include "layout/client_name.hpp"
 #include "layout/ids.hpp"
 #include "net/endpoint.hpp"
 #include "net/io_loop.hpp"
@@ -47,6 +49,9 @@ void check_settings(const config& s) {
   }
   if (s.command_connections == 0 || s.command_connections > 64) {
     throw error(errc::invalid_argument, "command_connections must be 1 to 64");
+  }
+  if (auto problem = layout::client_name_problem(s.client_name)) {
+    throw error(errc::invalid_argument, *problem);
   }
   positive(s.replica_sync_timeout, "replica_sync_timeout");
   if (s.replica_sync_attempts == 0 || s.replica_sync_attempts > 100) {
@@ -92,11 +97,12 @@ client_core::client_core(config settings)
   const bool sentinel = target.deployment == net::target::mode::sentinel;
   net::connection_options options;
   options.target = target.nodes.front();
-  options.client_name = "relock:" + id_;
+  options.client_name = layout::client_name(settings_.client_name, id_);
   options.connect_timeout = settings_.connect_timeout;
   options.reconnect_min_delay = settings_.reconnect_min_delay;
   options.reconnect_max_delay = settings_.reconnect_max_delay;
   options.log = settings_.log;
+  options.observer = settings_.observer;
   // TLS: the URL's tls_* options over the settings; the sentinels and the data nodes may
   // differ (rediss-sentinel://...?tls=sentinels|data).
   net::tls_client sentinel_tls;
@@ -137,6 +143,8 @@ client_core::client_core(config settings)
       watching.sentinels.push_back(std::move(s));
     }
     watching.data = options;
+    sentinels_ = watching.sentinels;
+    sentinel_options_ = watching.sentinel_connection;
     auto found =
         exec::discover_master(watching.sentinels, target.master_name, watching.sentinel_connection,
                               options, settings_.command_timeout);
@@ -345,6 +353,7 @@ exec::executor_options client_core::executor_options(replica_sync_mode sync) {
     if (watch_) watch_->trouble();
   };
   o.log = settings_.log;
+  o.observer = settings_.observer.get();
   return o;
 }
 
@@ -410,6 +419,11 @@ void client_core::tell_refusals(pubsub::subscriber& s) {
     log(log_level::error,
         at + ": " + text + " (waiters fall back to their timers; README, least privilege)");
   });
+  if (auto* o = settings_.observer.get()) {
+    s.on_each_refusal([o](const std::string& channel, const std::string& text) {
+      o->on_subscription_refused({.channel = channel, .detail = text});
+    });
+  }
 }
 
 asio::io_context& io_of(client_core& core) { return core.io(); }

@@ -144,6 +144,11 @@ class client_core {
   // The key of a user-visible name, through config::name_mapper.
   std::string key_of(std::string_view name) const;
 
+  // Sentinel: the URL's sentinels and how to reach them (their credentials, their TLS); empty
+  // otherwise. Set once by the constructor.
+  const std::vector<net::endpoint>& sentinels() const { return sentinels_; }
+  const net::connection_options& sentinel_options() const { return sentinel_options_; }
+
  private:
   void begin_shutdown();
   void drain();
@@ -178,6 +183,8 @@ class client_core {
   std::shared_ptr<net::connection> push_connection_;  // one server: the subscriber's
   std::unique_ptr<master_watch> watch_;               // one server: follows the master
   std::string publish_command_;
+  std::vector<net::endpoint> sentinels_;
+  net::connection_options sentinel_options_;
   std::mutex tasks_mutex_;
   std::unordered_map<std::string, std::weak_ptr<void>> tasks_;
 };

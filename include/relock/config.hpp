@@ -104,6 +104,13 @@ struct config {
   /// For the rediss:// URLs.
   tls_settings tls{};
 
+  /// The name every connection of this client gives itself (CLIENT SETNAME), so that CLIENT LIST,
+  /// `relock status` and `relock top` map an owner field to its process. Empty (the default):
+  /// "relock:{id}:{host}:{pid}". Otherwise a template where {id} (the client id, an owner
+  /// field's first part), {host} and {pid} are replaced; no spaces or newlines (Redis refuses
+  /// them). Keep {id} in it, or relock's tools cannot find the holder.
+  std::string client_name{};
+
   /// The sentinels' credentials (Sentinel's requirepass / ACL user), when they have any: often
   /// not the data nodes', which the URL carries.
   std::string sentinel_user{};

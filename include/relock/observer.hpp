@@ -31,25 +31,25 @@ enum class acquire_outcome {
 /// An acquire that began: it ends with exactly one acquire_event, so the two give the waiters
 /// now (begun minus finished).
 struct acquire_start_event {
-  std::string_view kind;  ///< "lock", "fair lock", "semaphore"...
-  std::string_view key;   ///< the Redis key (after the name mapper)
+  std::string_view kind{};  ///< "lock", "fair lock", "semaphore"...
+  std::string_view key{};   ///< the Redis key (after the name mapper)
 };
 
 /// An acquire that finished: a lock's, a lock set member's, a semaphore's, a latch's await.
 struct acquire_event {
-  std::string_view kind;  ///< what was acquired, in words: "lock", "fair lock", "semaphore"...
-  std::string_view key;   ///< the Redis key (after the name mapper)
+  std::string_view kind{};  ///< what was acquired, in words: "lock", "fair lock", "semaphore"...
+  std::string_view key{};   ///< the Redis key (after the name mapper)
   acquire_outcome outcome = acquire_outcome::failed;  ///< how it ended
-  std::error_code error;                              ///< why, when it failed or was cancelled
+  std::error_code error{};                            ///< why, when it failed or was cancelled
   std::chrono::microseconds waited{0};  ///< from the call to the end, tries and waits included
   std::int64_t tries = 0;               ///< acquire scripts sent (1 when it was free)
 };
 
 /// A release (unlock) that finished.
 struct release_event {
-  std::string_view kind;  ///< "lock", "fair lock", "semaphore"...
-  std::string_view key;   ///< the Redis key
-  std::error_code error;  ///< none, or not_owner, lock_lost, connection...
+  std::string_view kind{};  ///< "lock", "fair lock", "semaphore"...
+  std::string_view key{};   ///< the Redis key
+  std::error_code error{};  ///< none, or not_owner, lock_lost, connection...
   /// How long this client held it, from the outermost acquire's sending to the release's; zero
   /// when relock recorded no hold (a semaphore's permits, a release by another process's id).
   std::chrono::microseconds held{0};
@@ -58,16 +58,16 @@ struct release_event {
 /// One renewal call of the watchdog, for `holds` holds that share a slot.
 struct renewal_event {
   std::size_t holds = 0;                 ///< holds it renewed (or tried to)
-  std::error_code error;                 ///< none, or why the call failed (it is tried again)
+  std::error_code error{};               ///< none, or why the call failed (it is tried again)
   std::chrono::microseconds latency{0};  ///< from sending to the reply
 };
 
 /// A hold this client lost, as config::on_lock_lost hears it.
 struct loss_event {
-  std::string_view key;    ///< the Redis key
-  std::string_view owner;  ///< the hash field that held it
+  std::string_view key{};    ///< the Redis key
+  std::string_view owner{};  ///< the hash field that held it
   /// errc::lock_lost (found gone) or errc::renewal_failed (no renewal got through in time).
-  std::error_code reason;
+  std::error_code reason{};
 };
 
 /// What happened to a connection.
@@ -79,9 +79,9 @@ enum class connection_change {
 /// A connection to a server (a command, subscriber or blocking connection) went down or came
 /// back. A first connect is no event: only a loss and the recovery from it.
 struct connection_event {
-  std::string_view address;  ///< host:port as relock dials it
+  std::string_view address{};  ///< host:port as relock dials it
   connection_change change = connection_change::lost;
-  std::error_code error;                  ///< lost: why
+  std::error_code error{};                ///< lost: why
   std::chrono::microseconds down_for{0};  ///< restored: how long it was down
 };
 
@@ -94,25 +94,25 @@ enum class topology_change {
 /// The client now sends elsewhere.
 struct topology_event {
   topology_change change = topology_change::slot_moved;
-  std::string_view from;  ///< host:port of the node left (empty when unknown)
-  std::string_view to;    ///< host:port of the node now used
-  int slot = -1;          ///< slot_moved: the slot; else -1
+  std::string_view from{};  ///< host:port of the node left (empty when unknown)
+  std::string_view to{};    ///< host:port of the node now used
+  int slot = -1;            ///< slot_moved: the slot; else -1
 };
 
 /// A write that waited for replicas (config::replica_sync): WAIT, or WAITAOF, after it.
 struct replica_sync_event {
-  std::string_view key;                 ///< the Redis key written
+  std::string_view key{};               ///< the Redis key written
   int wanted = 0;                       ///< replicas asked for
   std::int64_t acknowledged = 0;        ///< replicas that acknowledged in time
   std::chrono::microseconds waited{0};  ///< from sending the write to WAIT's reply
-  std::error_code error;                ///< none, or errc::no_synced_replicas (fewer than wanted)
+  std::error_code error{};              ///< none, or errc::no_synced_replicas (fewer than wanted)
 };
 
 /// A subscription the server refused (NOPERM from the ACL rules, an error reply): waiters on
 /// its channel are left to their timers, which relock also logs.
 struct subscription_event {
-  std::string_view channel;  ///< the channel (or shard channel) refused
-  std::string_view detail;   ///< the server's words
+  std::string_view channel{};  ///< the channel (or shard channel) refused
+  std::string_view detail{};   ///< the server's words
 };
 
 /// Which queue operation.
@@ -133,9 +133,9 @@ enum class queue_outcome {
 /// A queue operation that finished.
 struct queue_event {
   queue_operation operation = queue_operation::take;
-  std::string_view key;  ///< the queue's key (a delayed queue: its destination's)
+  std::string_view key{};  ///< the queue's key (a delayed queue: its destination's)
   queue_outcome outcome = queue_outcome::done;
-  std::error_code error;                ///< why, when it failed or was cancelled
+  std::error_code error{};              ///< why, when it failed or was cancelled
   std::chrono::microseconds waited{0};  ///< take: the wait; offer, transfer: the round trip
   std::int64_t elements = 0;            ///< transfer: elements moved; else 1 when done
 };

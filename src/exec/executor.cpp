@@ -7,6 +7,7 @@
 #include <asio/dispatch.hpp>
 #include <asio/post.hpp>
 #include <relock/errors.hpp>
+#include <relock/observer.hpp>
 
 #include "exec/retry_policy.hpp"
 #include "exec/slot_follow.hpp"
@@ -56,11 +57,13 @@ struct executor::call {
   bool idempotent = false;
   int redirects = 0;
   std::optional<topology::node> ask;  // the next attempt goes there, behind ASKING
+  std::optional<topology::node> at;   // run_at: this node, whatever the key's slot
   std::unique_ptr<asio::steady_timer> delay;
-  bool synced = true;               // a write followed by WAIT while replica sync is on
-  std::function<void()> on_resent;  // a written copy's connection failed and it goes again
-  int waited_for = 0;               // this attempt's WAIT names so many replicas; 0: no WAIT
-  unsigned sync_waits = 0;          // WAITs answered without an acknowledgement
+  bool synced = true;                // a write followed by WAIT while replica sync is on
+  std::function<void()> on_resent;   // a written copy's connection failed and it goes again
+  int waited_for = 0;                // this attempt's WAIT names so many replicas; 0: no WAIT
+  net::clock::time_point sent_at{};  // when this attempt went out (a replica-sync event's wait)
+  unsigned sync_waits = 0;           // WAITs answered without an acknowledgement
   bool deadline_extended = false;
   std::shared_ptr<net::connection> via;  // where the last attempt went: a WAIT again goes there
 };
@@ -132,6 +135,7 @@ executor::node_pool& executor::pool_of(const topology::node& n) {
 }
 
 executor::node_pool& executor::pool_for(const call& c) {
+  if (c.at) return pool_of(*c.at);
   if (c.ask) return pool_of(*c.ask);
   auto n = router_.node_for(c.key);
   if (n) return pool_of(*n);
@@ -188,6 +192,11 @@ void executor::sync_with(int replicas, bool aof) {
 void executor::move_master(const topology::node& to) {
   node_pool& p = *pools_.front();
   if (p.node == to) return;
+  if (options_.observer != nullptr) {
+    const std::string from_address = p.node.address(), to_address = to.address();
+    options_.observer->on_topology(
+        {.change = topology_change::new_master, .from = from_address, .to = to_address});
+  }
   p.node = to;
   router_.master_moved(to);
   for (auto& c : p.connections) {
@@ -239,6 +248,15 @@ void executor::run(std::string_view key, resp::request request, result_callback 
   on_io([this, c = std::move(c)]() mutable { send(std::move(c)); });
 }
 
+void executor::run_at(const topology::node& at, resp::request request, result_callback callback) {
+  auto c = std::make_shared<call>();
+  c->at = at;
+  c->plain = std::move(request);
+  c->callback = std::move(callback);
+  c->deadline = net::clock::now() + options_.command_timeout;
+  on_io([this, c = std::move(c)]() mutable { send(std::move(c)); });
+}
+
 void executor::eval(const script& s, std::vector<std::string> keys, std::vector<std::string> args,
                     result_callback callback, eval_options options) {
   auto c = std::make_shared<call>();
@@ -278,6 +296,7 @@ void executor::send(std::shared_ptr<call> c) {
                       ? synced_replicas(c->key)
                       : 0;
   if (c->waited_for > 0) {
+    c->sent_at = net::clock::now();
     request.append(wait_request(c->waited_for));
     if (!std::exchange(c->deadline_extended, true)) {
       c->deadline += options_.sync_timeout * (c->idempotent ? options_.sync_attempts : 1U);
@@ -289,7 +308,7 @@ void executor::send(std::shared_ptr<call> c) {
   // In a cluster the request may follow its slot (follow_slots): tagged with it, plus one, as
   // 0 means "stays". One sent behind ASKING belongs to the node asked, whatever the map says.
   const std::uint32_t route =
-      router_.cluster() && !c->ask ? std::uint32_t{topology::slot_of(c->key)} + 1 : 0;
+      router_.cluster() && !c->ask && !c->at ? std::uint32_t{topology::slot_of(c->key)} + 1 : 0;
   if (route != 0 && !c->via->ready()) watch_stranded();
   c->via->send(
       std::move(request), c->deadline,
@@ -348,6 +367,13 @@ void executor::on_reply(std::shared_ptr<call> c, node_pool& from, std::error_cod
           redirect->port};
       ++c->redirects;
       if (step == next_step::follow_moved) {
+        if (options_.observer != nullptr) {
+          const std::string from_address = from.node.address(), to_address = to.address();
+          options_.observer->on_topology({.change = topology_change::slot_moved,
+                                          .from = from_address,
+                                          .to = to_address,
+                                          .slot = static_cast<int>(redirect->slot)});
+        }
         router_.moved(redirect->slot, std::move(to));
       } else {
         c->ask = std::move(to);
@@ -413,7 +439,17 @@ void executor::judge_sync(std::shared_ptr<call> c, resp::reply script_reply,
       wait_reply.is_array() ? (wait_reply.elements.size() == 2 ? wait_reply.elements[1].integer : 0)
                             : wait_reply.integer;
   last_acks_ = acknowledged;
-  if (topology::replication::synced(acknowledged)) return complete(*c, {}, std::move(script_reply));
+  const bool synced = topology::replication::synced(acknowledged);
+  if (options_.observer != nullptr) {
+    options_.observer->on_replica_sync(
+        {.key = c->key,
+         .wanted = c->waited_for,
+         .acknowledged = acknowledged,
+         .waited =
+             std::chrono::duration_cast<std::chrono::microseconds>(net::clock::now() - c->sent_at),
+         .error = synced ? std::error_code() : make_error_code(errc::no_synced_replicas)});
+  }
+  if (synced) return complete(*c, {}, std::move(script_reply));
   // Safe to repeat: wait again for the same write, on its connection, while it is up.
   if (c->idempotent && ++c->sync_waits < options_.sync_attempts && c->via && c->via->ready() &&
       net::clock::now() < c->deadline && !closed_) {

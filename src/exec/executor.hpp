@@ -79,6 +79,7 @@ struct executor_options {
   // refused). Called on the I/O thread.
   std::function<void()> on_trouble{};
   std::function<void(log_level, std::string_view)> log{};
+  relock::observer* observer = nullptr;  // the client's, which outlives the executor
 };
 
 // How one script call may be sent.
@@ -114,6 +115,10 @@ class executor {
   // `idempotent` commands may be resent after a lost connection.
   void run(std::string_view key, resp::request request, result_callback callback,
            bool idempotent = false);
+
+  // One command to one node (a master this executor knows, or a cluster node met later): INFO,
+  // CONFIG GET, SCAN and the like, for diagnostics. Never resent after a lost connection.
+  void run_at(const topology::node& at, resp::request request, result_callback callback);
 
   // EVALSHA with the script's local SHA; routed by keys[0].
   void eval(const script& s, std::vector<std::string> keys, std::vector<std::string> args,

@@ -8,6 +8,7 @@ namespace relock::exec {
 
 probe_result probe(const net::endpoint& where, net::connection_options options,
                    resp::request request, std::chrono::milliseconds timeout) {
+  options.observer = nullptr;  // its loop is not the client's: the observer hears only that one
   asio::io_context io;
   options.target = where;
   options.push_mode = false;

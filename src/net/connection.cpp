@@ -10,6 +10,7 @@
 #include <asio/ssl/error.hpp>
 #include <asio/write.hpp>
 #include <relock/errors.hpp>
+#include <relock/observer.hpp>
 
 #include "net/tls_refusal.hpp"
 
@@ -239,6 +240,14 @@ void connection::on_handshake(std::vector<resp::reply> replies) {
   state_ = state::ready;
   backoff_.reset();
   log(log_level::info, "connected to " + t.address());
+  if (lost_at_) {
+    const auto down_for = std::chrono::duration_cast<std::chrono::microseconds>(
+        clock::now() - *std::exchange(lost_at_, std::nullopt));
+    if (options_.observer) {
+      options_.observer->on_connection(
+          {.address = t.address(), .change = connection_change::restored, .down_for = down_for});
+    }
+  }
   if (first_result_) std::exchange(first_result_, {})(std::error_code(), std::string());
   if (on_ready_) on_ready_();
   flush();
@@ -268,7 +277,15 @@ void connection::fail(std::error_code ec, const std::string& why) {
   state_ = state::waiting_to_retry;
   for (auto& p : doomed) complete(p, ec, because(why));
   if (first_result_) std::exchange(first_result_, {})(ec, why);
-  if (was_ready && on_down_) on_down_();
+  if (was_ready) {
+    lost_at_ = clock::now();
+    if (options_.observer) {
+      const std::string address = options_.target.address();
+      options_.observer->on_connection(
+          {.address = address, .change = connection_change::lost, .error = ec});
+    }
+    if (on_down_) on_down_();
+  }
   schedule_reconnect();
 }
 

@@ -61,6 +61,8 @@ struct connection_options {
   // Where each reconnect goes, when set (a cluster's subscriber moves on to a node that is up);
   // nullopt or unset: the same target again.
   std::function<std::optional<endpoint>()> next_target;
+  // Told of a loss and of the recovery from it (I/O thread); null: nobody.
+  std::shared_ptr<relock::observer> observer;
 };
 
 class connection : public std::enable_shared_from_this<connection> {
@@ -158,6 +160,7 @@ class connection : public std::enable_shared_from_this<connection> {
   clock::time_point deadline_armed_for_ = clock::time_point::max();
   backoff backoff_;
   state state_ = state::idle;
+  std::optional<clock::time_point> lost_at_;  // since a ready connection failed
   unsigned epoch_ = 0;  // bumps with every socket, so callbacks of an old socket do nothing
   bool writing_ = false;
   bool heard_ = false;           // this attempt's socket has received a byte

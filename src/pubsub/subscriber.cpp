@@ -307,6 +307,9 @@ void subscriber::refused(const resp::reply& error) {
   const std::string_view code = error.error_code();
   const bool passing = code == "BUSY" || code == "LOADING" || code == "TRYAGAIN" ||
                        code == "CLUSTERDOWN" || code == "MASTERDOWN";
+  if (!passing && on_each_refusal_ && command && command->subscribe && !command->due.empty()) {
+    on_each_refusal_(command->due.front(), error.str);
+  }
   if (!passing && on_refused_ && error.str != refusal_told_) {
     refusal_told_ = error.str;
     on_refused_((command && command->subscribe ? "a subscription was refused: "

@@ -133,6 +133,11 @@ class subscriber : public std::enable_shared_from_this<subscriber>, public chann
   // A refusal that does not pass by itself (NOPERM from the user's ACL rules, say): told once
   // per distinct text, with the server's words. The channels are asked again every second.
   void on_refused(std::function<void(const std::string&)> f) { on_refused_ = std::move(f); }
+  // The same, told of every such refused subscribe (each second's retry too), with a channel it
+  // named: what an observer counts.
+  void on_each_refusal(std::function<void(const std::string& channel, const std::string& text)> f) {
+    on_each_refusal_ = std::move(f);
+  }
 
   // I/O thread only. Channels the server holds for us or is about to (for tests: no growth).
   std::size_t channel_count() const { return channels_.size(); }
@@ -202,6 +207,7 @@ class subscriber : public std::enable_shared_from_this<subscriber>, public chann
   channel_map channels_;
   std::function<void(moved_channel)> on_moved_;
   std::function<void(const std::string&)> on_refused_;
+  std::function<void(const std::string&, const std::string&)> on_each_refusal_;
   std::string refusal_told_;       // the last refusal on_refused_ heard of
   std::deque<sent_command> sent_;  // since the connection was last ready, oldest first
   asio::steady_timer retry_timer_;

@@ -3,6 +3,7 @@
 
 #include <relock/config.hpp>
 #include <relock/detail/durations.hpp>
+#include <relock/observer.hpp>
 
 #include "client_core.hpp"
 #include "exec/script.hpp"
@@ -74,10 +75,27 @@ void delayed_queue::start_offer(std::string value, std::chrono::milliseconds del
   core_->enter([core = core_, keys = std::move(keys), args = std::move(args),
                 done = std::move(done)](bool running) mutable {
     if (!running) return done(errc::cancelled, "the client has been destroyed");
-    core->executor().eval(offer_script, std::move(keys), std::move(args),
-                          [done = std::move(done)](std::error_code ec, resp::reply r) mutable {
-                            done(ec, ec ? std::move(r.str) : std::string());
-                          });
+    auto* o = core->settings().observer.get();
+    const auto sent_at = std::chrono::steady_clock::now();
+    auto key = o != nullptr ? keys.front() : std::string();
+    core->executor().eval(
+        offer_script, std::move(keys), std::move(args),
+        // Guarded: the client's shutdown tells the caller at once, the offer still drains.
+        [done = core->guard(std::move(done)), o, sent_at, key = std::move(key)](
+            std::error_code ec, resp::reply r) mutable {
+          if (o != nullptr) {
+            o->on_queue({.operation = queue_operation::offer,
+                         .key = key,
+                         .outcome = !ec                     ? queue_outcome::done
+                                    : ec == errc::cancelled ? queue_outcome::cancelled
+                                                            : queue_outcome::failed,
+                         .error = ec,
+                         .waited = std::chrono::duration_cast<std::chrono::microseconds>(
+                             std::chrono::steady_clock::now() - sent_at),
+                         .elements = ec ? 0 : 1});
+          }
+          done(ec, ec ? std::move(r.str) : std::string());
+        });
   });
 }
 
@@ -89,10 +107,15 @@ void delayed_queue::offer(std::string_view value, std::chrono::milliseconds dela
                                             " bytes is over config::max_value_size (" +
                                             std::to_string(core_->settings().max_value_size) + ")");
   }
-  run_script(*core_, offer_script, {key_, timeouts_, list_, channel_},
-             {std::to_string(detail::waiting::wall_clock_ms() + d.count()), random_id(*core_),
-              std::string(value), layout_of(*core_)},
-             "offer", destination_);
+  // The async form's one path (and its observer event), waited for.
+  detail::waiting::refuse_io_thread(*core_, "offer");
+  auto [ec, text] = detail::waiting::wait_for<std::error_code, std::string>(
+      [&](auto done) { start_offer(std::string(value), d, detail::answer<>(std::move(done))); });
+  if (ec == errc::wrong_type) {
+    throw error(ec, "offer '" + destination_ +
+                        "': a key of the delayed queue holds another Redis type (" + text + ")");
+  }
+  if (ec) throw error(ec, "offer '" + destination_ + "': " + (text.empty() ? ec.message() : text));
 }
 
 std::int64_t delayed_queue::size() const {

@@ -6,6 +6,7 @@
 
 #include <asio/steady_timer.hpp>
 #include <relock/errors.hpp>
+#include <relock/observer.hpp>
 
 #include "client_core.hpp"
 #include "exec/script.hpp"
@@ -101,28 +102,51 @@ class transfer_task : public std::enable_shared_from_this<transfer_task>, public
   }
 
   void transfer() {
-    core_->executor().eval(transfer_script, {destination_, timeouts_, list_},
-                           {std::to_string(waiting::wall_clock_ms()), batch, layout_},
-                           [self = shared_from_this()](std::error_code ec, resp::reply r) {
-                             if (self->stopped_) return;
-                             const auto now = waiting::wall_clock_ms();
-                             if (ec) {
-                               if (!self->reported_) {
-                                 self->core_->log(log_level::error,
-                                                  "delayed queue '" + self->destination_ +
-                                                      "': the transfer failed: " +
-                                                      (r.str.empty() ? ec.message() : r.str));
-                               }
-                               self->reported_ = true;
-                               return self->act(self->schedule_.transfer_failed(now));
-                             }
-                             self->reported_ = false;
-                             std::optional<std::int64_t> next;
-                             if (!r.is_nil())
-                               next = r.is_integer() ? r.integer : millis_of(r.str).value_or(now);
-                             self->act(self->schedule_.transferred(next, now));
-                           },
-                           {.idempotent = true});
+    core_->executor().eval(
+        transfer_script, {destination_, timeouts_, list_},
+        {std::to_string(waiting::wall_clock_ms()), batch, layout_},
+        [self = shared_from_this(), sent_at = std::chrono::steady_clock::now()](std::error_code ec,
+                                                                                resp::reply r) {
+          if (self->stopped_) return;
+          const auto now = waiting::wall_clock_ms();
+          self->observed(ec, r, sent_at);
+          if (ec) {
+            if (!self->reported_) {
+              self->core_->log(log_level::error, "delayed queue '" + self->destination_ +
+                                                     "': the transfer failed: " +
+                                                     (r.str.empty() ? ec.message() : r.str));
+            }
+            self->reported_ = true;
+            return self->act(self->schedule_.transfer_failed(now));
+          }
+          self->reported_ = false;
+          std::optional<std::int64_t> next;
+          if (r.is_array() && r.elements.size() > 1) {
+            const resp::reply& due = r.elements[1];
+            next = due.is_integer() ? due.integer : millis_of(due.str).value_or(now);
+          }
+          self->act(self->schedule_.transferred(next, now));
+        },
+        {.idempotent = true});
+  }
+
+  // Tells the client's observer, if it has one, of a transfer that moved something or failed.
+  void observed(std::error_code ec, const resp::reply& r,
+                std::chrono::steady_clock::time_point sent_at) const {
+    auto* o = core_->settings().observer.get();
+    if (o == nullptr) return;
+    const std::int64_t moved =
+        !ec && r.is_array() && !r.elements.empty() ? r.elements.front().integer : 0;
+    if (!ec && moved == 0) return;  // a timer that found nothing due yet: no operation
+    o->on_queue({.operation = queue_operation::transfer,
+                 .key = destination_,
+                 .outcome = !ec                     ? queue_outcome::done
+                            : ec == errc::cancelled ? queue_outcome::cancelled
+                                                    : queue_outcome::failed,
+                 .error = ec,
+                 .waited = std::chrono::duration_cast<std::chrono::microseconds>(
+                     std::chrono::steady_clock::now() - sent_at),
+                 .elements = moved});
   }
 
   std::shared_ptr<client_core> core_;

@@ -7,6 +7,7 @@
 #include <asio/post.hpp>
 #include <asio/steady_timer.hpp>
 #include <relock/errors.hpp>
+#include <relock/observer.hpp>
 
 #include "client_core.hpp"
 #include "exec/retry_policy.hpp"
@@ -46,6 +47,7 @@ class take_op : public std::enable_shared_from_this<take_op>, public shutdown_aw
         fsm_(request_.deadline) {}
 
   void start() {
+    started_at_ = steady::now();
     if (core_->stopped()) return act(fsm_.stop(errc::cancelled));
     if (request_.stop.stop_requested()) return act(fsm_.stop(errc::cancelled));
     core_->track(*this);
@@ -185,6 +187,7 @@ class take_op : public std::enable_shared_from_this<take_op>, public shutdown_aw
       core_->blocking().give_back(std::exchange(connection_, nullptr));
     }
     if (!done_) return;
+    observed(a);
     switch (a.why) {
       case ending::got:
         return std::exchange(done_, {})(std::error_code{}, std::string(), std::move(element_));
@@ -199,6 +202,36 @@ class take_op : public std::enable_shared_from_this<take_op>, public shutdown_aw
     }
   }
 
+  // Tells the client's observer, if it has one, how this take ended.
+  void observed(const take_fsm::action& a) const {
+    auto* o = core_->settings().observer.get();
+    if (o == nullptr) return;
+    queue_outcome outcome = queue_outcome::failed;
+    std::error_code ec = a.ec;
+    switch (a.why) {
+      case ending::got:
+        outcome = queue_outcome::done;
+        break;
+      case ending::timed_out:
+        outcome = queue_outcome::empty;
+        break;
+      case ending::failed:
+        if (!ec) ec = make_error_code(errc::cancelled);
+        break;
+      case ending::cancelled:
+        outcome = queue_outcome::cancelled;
+        ec = make_error_code(errc::cancelled);
+        break;
+    }
+    o->on_queue({.operation = queue_operation::take,
+                 .key = request_.key,
+                 .outcome = outcome,
+                 .error = ec,
+                 .waited = std::chrono::duration_cast<std::chrono::microseconds>(steady::now() -
+                                                                                 started_at_),
+                 .elements = a.why == ending::got ? 1 : 0});
+  }
+
   std::shared_ptr<client_core> core_;
   take_request request_;
   take_callback done_;
@@ -211,6 +244,7 @@ class take_op : public std::enable_shared_from_this<take_op>, public shutdown_aw
   std::string element_;
   std::string last_detail_;
   bool tracked_ = false;
+  steady::time_point started_at_{};  // the observer's wait
   std::optional<std::stop_callback<std::function<void()>>> stop_callback_;
 };
 

@@ -4,7 +4,8 @@
 -- script, so concurrent transfers (any clients, Java's too) deliver it once.
 -- KEYS[1] destination list, KEYS[2] due-time sorted set, KEYS[3] arrival list.
 -- ARGV[1] now (Unix ms), ARGV[2] at most this many elements, ARGV[3] the client's layout.
--- Returns the due time of the earliest element left, or nil.
+-- Returns {elements moved, the due time of the earliest element left}, the second missing when
+-- none is left.
 local due = redis.call('zrangebyscore', KEYS[2], 0, ARGV[1], 'limit', 0, ARGV[2])
 for _, element in ipairs(due) do
   redis.call('rpush', KEYS[1], value_of(element, ARGV[3]))
@@ -13,6 +14,6 @@ for _, element in ipairs(due) do
 end
 local next_due = redis.call('zrange', KEYS[2], 0, 0, 'WITHSCORES')
 if next_due[2] ~= nil then
-  return next_due[2]
+  return {#due, next_due[2]}
 end
-return nil
+return {#due}

@@ -6,11 +6,13 @@
 
 #include <atomic>
 #include <future>
+#include <memory>
 #include <thread>
 
 #include <relock/client.hpp>
 
 #include "cluster_env.hpp"
+#include "support/event_log.hpp"
 #include "support/redis_cluster.hpp"
 #include "support/wait.hpp"
 
@@ -34,7 +36,10 @@ class cluster_migration : public ::testing::Test {
 }  // namespace
 
 TEST_F(cluster_migration, renewals_follow_ask_and_a_hold_outlives_several_leases_mid_migration) {
-  relock::client holder(settings(1s));
+  auto s = settings(1s);
+  auto log = std::make_shared<relock::test::event_log>();
+  s.observer = log;
+  relock::client holder(s);
   const auto masters = cluster().masters();
   const std::string name = name_on(masters[0], "migrating:");
   auto l = holder.lock(name);
@@ -52,6 +57,13 @@ TEST_F(cluster_migration, renewals_follow_ask_and_a_hold_outlives_several_leases
   EXPECT_TRUE(l.is_held_by_current_thread());
   l.unlock();
   EXPECT_FALSE(l.is_locked());
+  // The first command for the slot after the migration met MOVED, and the observer heard it.
+  const auto moves = log->topology_changes();
+  ASSERT_FALSE(moves.empty());
+  EXPECT_EQ(moves.front().change, relock::topology_change::slot_moved);
+  EXPECT_EQ(moves.front().slot, cluster().slot_of(name));
+  EXPECT_NE(moves.front().to.find(":" + std::to_string(masters[1].port)), std::string::npos)
+      << moves.front().to;
 }
 
 TEST_F(cluster_migration, a_release_waits_out_tryagain_and_its_waiter_wakes_by_message) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lock_env.hpp"
+#include "support/event_log.hpp"
 
 using namespace std::chrono_literals;
 
@@ -81,6 +82,25 @@ TEST_F(replica_sync, lock_writes_wait_for_the_replica) {
   // The replica has the release too: it was acknowledged before unlock returned.
   raw_client replica = raw_client::to(pair.replica);
   EXPECT_EQ(replica.command({"EXISTS", "synced"}).integer, 0);
+}
+
+TEST_F(replica_sync, each_synced_write_is_heard_by_the_observer) {
+  auto s = pair.settings();
+  auto log = std::make_shared<relock::test::event_log>();
+  s.observer = log;
+  relock::client c(s);
+  auto lock = c.lock("heard-sync");
+  lock.lock();
+  lock.unlock();
+  // The acquire and the release: each waited for the one replica, which acknowledged.
+  ASSERT_TRUE(wait_until([&] { return log->syncs().size() >= 2; }, 5s));
+  for (const auto& e : log->syncs()) {
+    EXPECT_EQ(e.key, "heard-sync");
+    EXPECT_EQ(e.wanted, 1);
+    EXPECT_EQ(e.acknowledged, 1);
+    EXPECT_FALSE(e.error);
+    EXPECT_GT(e.waited.count(), 0);
+  }
 }
 
 TEST_F(replica_sync, a_listed_replica_is_counted_without_asking_the_master) {

@@ -8,11 +8,13 @@
 #include <chrono>
 #include <future>
 #include <iostream>
+#include <memory>
 #include <thread>
 
 #include <relock/client.hpp>
 
 #include "support/error_of.hpp"
+#include "support/event_log.hpp"
 #include "support/raw_client.hpp"
 #include "support/sentinel_set.hpp"
 #include "support/wait.hpp"
@@ -63,7 +65,10 @@ class sentinel_locks : public ::testing::Test {
 void holder_and_waiter_follow(const relock::config& settings,
                               const std::function<std::uint16_t()>& fail_over,
                               const std::string& what) {
-  relock::client holder_client(settings);
+  auto observed = settings;
+  auto log = std::make_shared<relock::test::event_log>();
+  observed.observer = log;
+  relock::client holder_client(observed);
   relock::client waiter_client(settings);
   auto held = holder_client.lock("follow");
   held.lock();
@@ -86,6 +91,12 @@ void holder_and_waiter_follow(const relock::config& settings,
   const std::string there = "127.0.0.1:" + std::to_string(new_master);
   EXPECT_TRUE(wait_until([&] { return holder_client.inspect("follow").node == there; }, 20s, 10ms));
   const auto holder_moved_at = steady::now();
+  // Its observer heard the move.
+  bool heard = false;
+  for (const auto& t : log->topology_changes()) {
+    heard = heard || (t.change == relock::topology_change::new_master && t.to == there);
+  }
+  EXPECT_TRUE(heard) << "no new_master event to " << there;
   // The hold was acknowledged by the replica that is master now: it is there.
   EXPECT_EQ(fresh.command({"EXISTS", "follow"}).integer, 1) << "the hold was lost";
   const auto renewed_at = steady::now();
