@@ -41,6 +41,7 @@
 #include <relock/read_write_lock.hpp>
 #include <relock/red_lock.hpp>
 #include <relock/semaphore.hpp>
+#include <relock/server_node.hpp>
 #include <relock/with_detail.hpp>
 
 namespace relock {
@@ -116,6 +117,19 @@ class RELOCK_API client {
   /// holders, lease and waiters, read in one consistent snapshot (see lock_info.hpp). Throws
   /// relock::error: invalid_argument for a bad name, connection, timeout...
   lock_info inspect(std::string_view name) const;
+
+  /// The servers behind this client now: its master (one server, or Sentinel's master now), or
+  /// every master of a Cluster as its slot map has them; with Sentinel, the URL's sentinels
+  /// after it. For tools and health checks, with call().
+  std::vector<server_node> nodes() const;
+  /// Sends one command to one of nodes() and waits for its reply: INFO, CONFIG GET, TIME, SCAN,
+  /// CLIENT LIST, SENTINEL MASTER... for tools and health checks (relock doctor and top use it).
+  /// An error reply is returned as one (server_reply::is_error); a failed connection, no reply
+  /// within config::command_timeout, or a node the client does not know throws relock::error.
+  /// A master's command rides the client's own connections, so its round trip is the locks'
+  /// own; a sentinel's opens a connection of its own. Blocking only: a diagnostic, not a path
+  /// for lock traffic.
+  server_reply call(const server_node& node, std::vector<std::string> command) const;
   /// The same, async: void(std::error_code, lock_info), with any Asio completion token.
   template <class Token>
   auto async_inspect(std::string_view name, Token&& token) const {
