@@ -98,6 +98,20 @@ struct semaphore_admin_options {
   std::int64_t permits = 0;  // set: the total; add: how many more
 };
 
+struct doctor_options {
+  // The lease the deployment's locks use, as typed (--lease SEC): what timeouts are judged
+  // against; unset: the watchdog's (30 s, or --watchdog's).
+  std::optional<std::string> lease_seconds;
+};
+
+struct top_options {
+  std::string pattern = "*";  // names to show, as SCAN MATCH takes them
+  bool once = false;          // one screen (or one JSON document with --json), then exit
+  std::string sort = "name";  // name, kind, holders, waiters, lease
+  std::optional<std::string> interval_seconds;  // between refreshes, as typed; default 1
+  int limit = 0;                                // at most so many rows; 0: what fits
+};
+
 struct demo_options {
   int workers = 8;
   int iterations = 250;
@@ -170,6 +184,10 @@ bool print_queue_status(relock::client& client, const global_options& g, const s
 int unlock_command(const global_options& g, const std::string& name);
 int semaphore_command(const global_options& g, const semaphore_admin_options& o);
 int demo_command(const global_options& g, const demo_options& o);
+// relock doctor: is this deployment safe for locks? One finding per check, pass/warn/fail.
+int doctor_command(const global_options& g, const doctor_options& o);
+// relock top [PATTERN]: the locks, semaphores, latches and queues whose names match, live.
+int top_command(const global_options& g, const top_options& o);
 int demo_worker(const global_options& g, const demo_options& o);
 
 }  // namespace relock_cli

@@ -34,9 +34,15 @@ std::string usage_of(const CLI::App& app) {
       return "relock semaphore release NAME PERMIT | set NAME N | add NAME N";
     }
     if (name == "unlock") return "relock unlock --force NAME";
+    if (name == "doctor") return "relock doctor [--lease SEC] [--json]";
+    if (name == "top") {
+      return "relock top [PATTERN] [--once] [--json] [--sort name|kind|holders|waiters|lease] "
+             "[--interval SEC] [--limit N]";
+    }
     if (name == "demo") return "relock demo [--workers N] [--iterations M] [--cluster] [--tls]";
   }
-  return "relock [OPTIONS] run|status|queue|semaphore|unlock|demo ...; see relock --help";
+  return "relock [OPTIONS] run|status|queue|semaphore|unlock|doctor|top|demo ...; see relock "
+         "--help";
 }
 
 // A count as people write one: digits only. CLI11's integers also take 0x10, 0b1 and 0o7.
@@ -271,6 +277,35 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
   unlock->add_option("NAME", c.name, "the lock's name")->required();
   unlock->footer(help::unlock_exit_codes);
 
+  doctor_options& dr = c.doctor;
+  auto* doctor = app.add_subcommand(
+      "doctor",
+      "check a deployment for locks: eviction policy, persistence, replicas, failover "
+      "timeouts against the lease, ACL rights, Lua, busy scripts, pub/sub buffers, clock skew "
+      "and round trip, on every node; each finding pass, warn or fail, why, and the fix");
+  doctor
+      ->add_option("--lease", dr.lease_seconds,
+                   "the lease your locks use, in seconds (default: the watchdog's, 30)")
+      ->type_name("SEC");
+  doctor->footer(help::doctor_exit_codes);
+
+  top_options& tp = c.top;
+  auto* top = app.add_subcommand(
+      "top",
+      "watch the locks, semaphores, latches and queues whose names match PATTERN, refreshed "
+      "every second: holders (host and pid where known), holds, lease left, waiters, permits, "
+      "lengths; read with SCAN on every master, never KEYS. q quits; s changes the order");
+  top->add_option("PATTERN", tp.pattern, "names to show, as SCAN MATCH takes them (default *)");
+  top->add_flag("--once", tp.once, "one screen (with --json, one JSON document), then exit");
+  top->add_option("--sort", tp.sort, "the order: name, kind, holders, waiters, lease")
+      ->check(CLI::IsMember({"name", "kind", "holders", "waiters", "lease"}));
+  top->add_option("--interval", tp.interval_seconds, "seconds between refreshes (default 1)")
+      ->type_name("SEC");
+  top->add_option("--limit", tp.limit, "at most N rows (default: what fits the terminal)")
+      ->type_name("N")
+      ->check(CLI::Range(0, 100000));
+  top->footer(help::top_exit_codes);
+
   demo_options& d = c.demo;
   auto* demo = app.add_subcommand(
       "demo",
@@ -320,7 +355,7 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
     return exit_usage;
   }
   if (url->count() > 0) g.url_given = true;
-  for (auto* sub : {run, status, queue, sem, unlock, demo, worker}) {
+  for (auto* sub : {run, status, queue, sem, unlock, doctor, top, demo, worker}) {
     if (*sub) c.subcommand = sub->get_name();
   }
   for (auto* sub : {offer, take, size}) {

@@ -10,12 +10,15 @@
 namespace relock_cli {
 
 struct command_line {
-  std::string subcommand;  // run, status, queue, semaphore, unlock, demo, demo-worker
+  // run, status, queue, semaphore, unlock, doctor, top, demo, demo-worker
+  std::string subcommand;
   global_options global;
   run_options run;
   queue_options queue;
   semaphore_admin_options semaphore;
   demo_options demo;
+  doctor_options doctor;
+  top_options top;
   std::string name;  // status, unlock
   bool force = false;
 };

@@ -93,6 +93,16 @@ inline constexpr const char* unlock_exit_codes = R"(Exit codes:
   1        the lock was not held
   2        bad flags, Redis unreachable, the name holding something else)";
 
+inline constexpr const char* doctor_exit_codes = R"(Exit codes:
+  0        every check passed
+  1        a warning: locks work, with a risk the report names
+  3        a failure: locks are not safe here until it is fixed
+  2        bad flags, Redis unreachable)";
+
+inline constexpr const char* top_exit_codes = R"(Exit codes:
+  0        shown (--once), or quit with q
+  2        bad flags, Redis unreachable)";
+
 inline constexpr const char* demo_exit_codes = R"(Exit codes:
   0        the count came out exact
   1        the count came out wrong

@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
     if (c.subcommand == "queue") return queue_command(g, c.queue);
     if (c.subcommand == "semaphore") return semaphore_command(g, c.semaphore);
     if (c.subcommand == "unlock") return unlock_command(g, c.name);
+    if (c.subcommand == "doctor") return doctor_command(g, c.doctor);
+    if (c.subcommand == "top") return top_command(g, c.top);
     if (c.subcommand == "demo") return demo_command(g, c.demo);
     if (c.subcommand == "demo-worker") return demo_worker(g, c.demo);
   } catch (const failure& f) {
