@@ -70,7 +70,13 @@ void print(const lock_status& s, bool as_json) {
   if (as_json) {
     json holders = json::array(), queue = json::array();
     for (const auto& h : s.holders) {
-      json entry{{"owner", h.owner}, {"holds", h.holds}, {"side", h.side}};
+      json entry{{"owner", h.owner}, {"holds", h.holds}, {"side", h.side}, {"process", nullptr}};
+      if (h.process) {
+        entry["process"] = {
+            {"host", h.process->host.empty() ? json(nullptr) : json(h.process->host)},
+            {"pid", h.process->pid.empty() ? json(nullptr) : json(h.process->pid)},
+            {"addr", h.process->addr}};
+      }
       if (h.side == "read") {
         json leases = json::array();
         for (const auto& left : h.read_leases_ms) leases.push_back(or_null(left));
@@ -94,6 +100,9 @@ void print(const lock_status& s, bool as_json) {
                              {"mode", or_null(s.mode)},
                              {"fencing_token", or_null(s.fencing_token)},
                              {"holders", holders},
+                             {"process_lookup_failed", s.process_lookup_failed.empty()
+                                                           ? json(nullptr)
+                                                           : json(s.process_lookup_failed)},
                              {"queue", queue}})
               << "\n";
     return;
@@ -122,7 +131,7 @@ void print(const lock_status& s, bool as_json) {
   }
   if (!s.holders.empty()) {
     // Owner fields are "<36-char client id>:<thread id>": 58 columns fit the longest.
-    std::printf("  %-58s %-9s %s\n", "OWNER", "SIDE", "HOLDS");
+    std::printf("  %-58s %-9s %-5s %s\n", "OWNER", "SIDE", "HOLDS", "PROCESS");
     for (const auto& h : s.holders) {
       // Each read hold has its own lease: say what is left of each.
       std::string leases;
@@ -130,8 +139,13 @@ void print(const lock_status& s, bool as_json) {
         leases += leases.empty() ? "  leases " : ", ";
         leases += left ? seconds(*left / 1000.0) : std::string("expired");
       }
-      std::printf("  %-58s %-9s %lld%s\n", h.owner.c_str(), h.side.c_str(),
-                  static_cast<long long>(h.holds), leases.c_str());
+      std::printf("  %-58s %-9s %-5lld %s%s\n", h.owner.c_str(), h.side.c_str(),
+                  static_cast<long long>(h.holds), escaped(shown(h.process)).c_str(),
+                  leases.c_str());
+    }
+    if (!s.process_lookup_failed.empty()) {
+      std::printf("  (processes unknown: %s; the user needs +client|list)\n",
+                  escaped(s.process_lookup_failed).c_str());
     }
   }
   if (!s.queue.empty()) {

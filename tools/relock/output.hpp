@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "client_directory.hpp"
+
 namespace relock_cli {
 
 struct holder {
@@ -16,6 +18,8 @@ struct holder {
   std::string side;  // "exclusive", or "read" / "write" for a read-write lock
   // A read side: the time left on each read hold, by hold number (none: expired).
   std::vector<std::optional<std::int64_t>> read_leases_ms{};
+  // Where it runs, from CLIENT LIST (client_directory.hpp); none: not a relock client we found.
+  std::optional<holder_process> process{};
 };
 
 // A fair lock's queued waiter. Its deadline is when it is presumed gone if it has not asked
@@ -38,7 +42,8 @@ struct lock_status {
   std::optional<std::string> mode;                 // read-write: "read" or "write"
   std::optional<std::int64_t> fencing_token;       // fenced: the last token handed out
   std::vector<holder> holders;
-  std::vector<waiter> queue;  // fair: head first
+  std::vector<waiter> queue;          // fair: head first
+  std::string process_lookup_failed;  // why no holder's process could be looked up, if so
 };
 
 // A permit taken from a permit-expirable semaphore.

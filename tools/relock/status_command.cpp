@@ -76,6 +76,17 @@ counter_status shown_counter(const relock::lock_info& info) {
   return s;
 }
 
+// Each holder's host, pid and address, from CLIENT LIST on the node that serves the lock: the
+// holder's connections are there, named after its client id.
+void find_processes(const relock::client& client, lock_status& s) {
+  const auto directory = client_directory::read(client, {s.node, relock::node_role::master});
+  if (!directory.available()) {
+    s.process_lookup_failed = directory.why_not();
+    return;
+  }
+  for (auto& h : s.holders) h.process = directory.find(h.owner);
+}
+
 }  // namespace
 
 int status_command(const global_options& g, const std::string& name) {
@@ -100,7 +111,9 @@ int status_command(const global_options& g, const std::string& name) {
     return exit_ok;
   }
   if (!lock_family(info.kind)) throw failure(exit_usage, not_a_lock(info));
-  print(shown(info), g.json);
+  auto status = shown(info);
+  if (!status.holders.empty()) find_processes(client, status);
+  print(status, g.json);
   return exit_ok;
 }
 
