@@ -61,6 +61,9 @@ expect take relock queue t
 expect release relock semaphore r
 expect sharded relock --pubsub sh
 expect --force relock unlock --f
+expect doctor relock doc
+expect --once relock top --on
+expect waiters relock top --sort wa
 expect --tls-insecure-skip-verify relock --tls-i
 expect --tls relock demo --tl
 expect "$page" relock --tls-ca "$page"

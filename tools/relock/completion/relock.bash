@@ -1,5 +1,5 @@
 # bash completion for relock(1): subcommands, their flags, the values of --kind, --pubsub
-# and --replica-sync, and files for the --tls-* flags that take one. Installed to share/bash-completion/completions/relock; needs nothing but
+# --replica-sync and --sort, and files for the --tls-* flags that take one. Installed to share/bash-completion/completions/relock; needs nothing but
 # bash (not the bash-completion package's helpers).
 
 _relock() {
@@ -11,7 +11,7 @@ _relock() {
   local global_flags="--url --watchdog-timeout --pubsub --replica-sync --sentinel-user
     --sentinel-password --tls-ca --tls-cert --tls-key --tls-server-name
     --tls-insecure-skip-verify --json --help --version"
-  local subcommands="run status queue semaphore unlock demo"
+  local subcommands="run status queue semaphore unlock doctor top demo"
 
   # The value of a flag that takes one.
   case $prev in
@@ -27,13 +27,17 @@ _relock() {
       COMPREPLY=($(compgen -W "auto on off" -- "$cur"))
       return 0
       ;;
+    --sort)
+      COMPREPLY=($(compgen -W "name kind holders waiters lease" -- "$cur"))
+      return 0
+      ;;
     --tls-ca | --tls-cert | --tls-key | --report)
       COMPREPLY=($(compgen -f -- "$cur"))
       return 0
       ;;
     --url | --watchdog-timeout | --sentinel-user | --sentinel-password | -w | --wait | \
       -E | --conflict-exit-code | --lease | --all | --redlock | --semaphore | --delay | \
-      --workers | --iterations | --tls-server-name)
+      --workers | --iterations | --tls-server-name | --interval | --limit)
       COMPREPLY=()
       return 0
       ;;
@@ -80,6 +84,8 @@ _relock() {
       ;;
     status) flags="" ;;
     unlock) flags="--force" ;;
+    doctor) flags="--lease" ;;
+    top) flags="--once --sort --interval --limit" ;;
     demo) flags="--workers --iterations --cluster --tls" ;;
     queue)
       case $action in
