@@ -79,10 +79,10 @@ enum class connection_change {
 /// A connection to a server (a command, subscriber or blocking connection) went down or came
 /// back. A first connect is no event: only a loss and the recovery from it.
 struct connection_event {
-  std::string_view address{};  ///< host:port as relock dials it
-  connection_change change = connection_change::lost;
-  std::error_code error{};                ///< lost: why
-  std::chrono::microseconds down_for{0};  ///< restored: how long it was down
+  std::string_view address{};                          ///< host:port as relock dials it
+  connection_change change = connection_change::lost;  ///< lost or restored
+  std::error_code error{};                             ///< lost: why
+  std::chrono::microseconds down_for{0};               ///< restored: how long it was down
 };
 
 /// A change of the servers' layout that the client followed.
@@ -93,7 +93,7 @@ enum class topology_change {
 
 /// The client now sends elsewhere.
 struct topology_event {
-  topology_change change = topology_change::slot_moved;
+  topology_change change = topology_change::slot_moved;  ///< what changed
   std::string_view from{};  ///< host:port of the node left (empty when unknown)
   std::string_view to{};    ///< host:port of the node now used
   int slot = -1;            ///< slot_moved: the slot; else -1
@@ -132,12 +132,12 @@ enum class queue_outcome {
 
 /// A queue operation that finished.
 struct queue_event {
-  queue_operation operation = queue_operation::take;
+  queue_operation operation = queue_operation::take;  ///< which operation
   std::string_view key{};  ///< the queue's key (a delayed queue: its destination's)
-  queue_outcome outcome = queue_outcome::done;
-  std::error_code error{};              ///< why, when it failed or was cancelled
-  std::chrono::microseconds waited{0};  ///< take: the wait; offer, transfer: the round trip
-  std::int64_t elements = 0;            ///< transfer: elements moved; else 1 when done
+  queue_outcome outcome = queue_outcome::done;  ///< how it ended
+  std::error_code error{};                      ///< why, when it failed or was cancelled
+  std::chrono::microseconds waited{0};          ///< take: the wait; offer, transfer: the round trip
+  std::int64_t elements = 0;                    ///< transfer: elements moved; else 1 when done
 };
 
 /// Hears a client's work (config::observer). Every call runs on relock's I/O thread.

@@ -19,8 +19,8 @@ enum class node_role {
 
 /// One server behind a client.
 struct server_node {
-  std::string address;  ///< host:port
-  node_role role = node_role::master;
+  std::string address;                 ///< host:port
+  node_role role = node_role::master;  ///< what it is to the client
 };
 
 /// A server's reply to client::call, as Redis typed it (RESP2).
