@@ -7,7 +7,9 @@ install(TARGETS relock EXPORT relock-targets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY include/relock DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# prometheus.hpp goes with relock_prometheus, when it is built (cmake/prometheus.cmake).
+install(DIRECTORY include/relock DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  PATTERN prometheus.hpp EXCLUDE)
 # relock is licensed under the Apache License 2.0 (SPDX: Apache-2.0), as Redisson is; the text
 # goes with every install, as <prefix>/share/doc/relock/LICENSE.
 install(FILES LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
