@@ -284,3 +284,41 @@ TEST_F(cli_cluster, pubsub_chooses_how_a_waiting_run_listens) {
   auto bad = run({"--pubsub", "loud", "status", "x"});
   EXPECT_EQ(bad.code, 2) << bad.err;
 }
+
+TEST_F(cli_cluster, doctor_checks_every_master_and_warns_of_a_node_timeout_above_the_lease) {
+  // A lease of half the cluster's node timeout: a failover outlasts it.
+  const auto timeout = std::stoll(cluster()
+                                      .client(cluster().masters().at(0))
+                                      .command({"CONFIG", "GET", "cluster-node-timeout"})
+                                      .elements.at(1)
+                                      .str);
+  const auto lease = std::to_string(static_cast<double>(timeout) / 2000.0);
+  const auto r = run({"--json", "doctor", "--lease", lease}, 60s);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const auto report = json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << r.out << r.err;
+  EXPECT_EQ(report["worst"], "warn");
+
+  std::set<std::string> masters, timed, allowed;
+  for (const auto& m : cluster().masters()) masters.insert(m.address());
+  for (const auto& f : report["findings"]) {
+    if (f["check"] == "cluster-node-timeout") {
+      timed.insert(f["node"].get<std::string>());
+      EXPECT_EQ(f["status"], "warn") << f.dump();
+      EXPECT_EQ(f["value"].get<std::string>().rfind(
+                    "cluster-node-timeout " + std::to_string(timeout) + " ms (lease ", 0),
+                0u)
+          << f.dump();
+    }
+    // relock's calls were tried on scratch names of each master's own slots.
+    if (f["check"] == "acl" && f["status"] == "pass") allowed.insert(f["node"].get<std::string>());
+  }
+  EXPECT_EQ(timed, masters) << r.out;
+  EXPECT_EQ(allowed, masters) << r.out;
+  // No scratch name is left (an unlock latch may wait for its sweep, or its 20 s TTL).
+  for (const auto& m : cluster().masters()) {
+    for (const auto& k : cluster().client(m).command({"KEYS", "*relock-doctor*"}).elements) {
+      EXPECT_EQ(k.str.rfind("redisson_unlock_latch:", 0), 0u) << k.str << " on " << m.address();
+    }
+  }
+}

@@ -5,6 +5,9 @@
 
 #include <chrono>
 #include <iostream>
+#include <set>
+#include <sstream>
+#include <string>
 
 #include "cli_process.hpp"
 #include "support/sentinel_set.hpp"
@@ -67,4 +70,35 @@ TEST(cli_sentinel, a_wrong_sentinel_url_is_named) {
                     "status", "x"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("no sentinel knows a master named 'nope'"), std::string::npos) << r.err;
+}
+
+TEST(cli_sentinel, doctor_checks_the_master_and_warns_on_each_sentinel_of_a_short_lease) {
+  auto& set = shared_sentinel_set();
+  set.restore();
+  // Half of down-after-milliseconds: a failover outlasts the lease.
+  const auto lease = std::to_string(static_cast<double>(set.options().down_after.count()) / 2000);
+  const auto r = run_cli({"--url", set.url(), "doctor", "--lease", lease}, 60s);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;  // warnings only: the set's master is no risk to locks
+  std::set<std::string> warned, masters;
+  std::istringstream lines(r.out);
+  // The table: CHECK NODE STATUS VALUE rows, up to the blank line before the explanations.
+  for (std::string line; std::getline(lines, line) && !line.empty();) {
+    std::istringstream words(line);
+    std::string check, node, status;
+    words >> check >> node >> status;
+    if (check == "sentinel-down-after") {
+      EXPECT_EQ(status, "warn") << line;
+      warned.insert(node);
+    }
+    if (check == "maxmemory-policy") masters.insert(node);
+  }
+  std::set<std::string> sentinels;
+  for (const auto port : set.sentinel_ports()) sentinels.insert(address(port));
+  EXPECT_EQ(warned, sentinels) << r.out;
+  EXPECT_EQ(masters, std::set<std::string>{address(set.master_port())}) << r.out;
+  EXPECT_NE(r.out.find("fix: a lease above twice down-after-milliseconds"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("sentinel down-after-milliseconds " + set.options().master_name + " "),
+            std::string::npos)
+      << r.out;
 }
