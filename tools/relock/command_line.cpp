@@ -139,8 +139,10 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
                  "of the process list)")
       ->type_name("PW");
   add_tls_flags(app, g.tls);
-  app.add_flag("--json", g.json,
-               "status, unlock, demo: print one JSON object; run: its report on stderr");
+  app.add_flag(
+      "--json", g.json,
+      "status, unlock, doctor, demo: print one JSON object; top: one JSON document (implies "
+      "--once); run: its report on stderr");
 
   run_options& r = c.run;
   auto* run = app.add_subcommand("run", "hold NAME while COMMAND runs, then release it");
@@ -294,7 +296,8 @@ std::optional<int> parse_command_line(int argc, char** argv, command_line& c) {
       "top",
       "watch the locks, semaphores, latches and queues whose names match PATTERN, refreshed "
       "every second: holders (host and pid where known), holds, lease left, waiters, permits, "
-      "lengths; read with SCAN on every master, never KEYS. q quits; s changes the order");
+      "lengths; read with SCAN on every master, never KEYS. q quits, s changes the order, r "
+      "refreshes");
   top->add_option("PATTERN", tp.pattern, "names to show, as SCAN MATCH takes them (default *)");
   top->add_flag("--once", tp.once, "one screen (with --json, one JSON document), then exit");
   top->add_option("--sort", tp.sort, "the order: name, kind, holders, waiters, lease")

@@ -18,6 +18,8 @@ inline constexpr const char* synopsis =
   relock queue offer NAME VALUE|- [--delay SEC] | take NAME [-w SEC] [--raw] | size NAME
   relock semaphore release NAME PERMIT | set NAME N | add NAME N
   relock unlock --force NAME
+  relock doctor [--lease SEC] [--json]
+  relock top [PATTERN] [--once] [--json] [--sort KEY] [--interval SEC] [--limit N]
   relock demo [--workers N] [--iterations M] [--cluster] [--tls]
 
 URL: redis://[user[:password]@]host[:port][/db], or a Redis Cluster by any of
@@ -50,11 +52,13 @@ inline constexpr const char* exit_codes = R"(Exit codes:
   0        success; run: the command's own exit status
   1        run: not acquired within --wait, or at once with -n (-E changes it);
            queue take: nothing came within --wait; semaphore release: no such
-           permit taken; unlock: the lock was not held; demo: the count came out wrong
+           permit taken; unlock: the lock was not held; demo: the count came out wrong;
+           doctor: the worst finding is a warning
   2        bad flags, Redis unreachable (or not answering within the connect
            timeout), a TLS certificate or file refused, a name, value or duration
            refused
-  3        run: the lock was lost while the command ran; the command got SIGTERM
+  3        run: the lock was lost while the command ran; the command got SIGTERM;
+           doctor: a check failed
   126/127  run: the command could not be executed / was not found
   128+N    run: the command died of signal N (or relock did, waiting for the lock)
 A command's own 1, 2 or 3 pass through as well; when the code is relock's,
@@ -101,7 +105,8 @@ inline constexpr const char* doctor_exit_codes = R"(Exit codes:
 
 inline constexpr const char* top_exit_codes = R"(Exit codes:
   0        shown (--once), or quit with q
-  2        bad flags, Redis unreachable)";
+  2        bad flags, Redis unreachable
+  130, 143 ended by SIGINT (Ctrl-C) or SIGTERM, after giving the terminal back)";
 
 inline constexpr const char* demo_exit_codes = R"(Exit codes:
   0        the count came out exact
