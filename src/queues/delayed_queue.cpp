@@ -10,6 +10,7 @@
 #include "layout/ids.hpp"
 #include "layout/naming.hpp"
 #include "queues/delayed_transfer.hpp"
+#include "queues/queue_events.hpp"
 #include "scripts/scripts.hpp"
 #include "waiting/blocking_call.hpp"
 #include "waiting/lock_kind.hpp"
@@ -83,17 +84,7 @@ void delayed_queue::start_offer(std::string value, std::chrono::milliseconds del
         // Guarded: the client's shutdown tells the caller at once, the offer still drains.
         [done = core->guard(std::move(done)), o, sent_at, key = std::move(key)](
             std::error_code ec, resp::reply r) mutable {
-          if (o != nullptr) {
-            o->on_queue({.operation = queue_operation::offer,
-                         .key = key,
-                         .outcome = !ec                     ? queue_outcome::done
-                                    : ec == errc::cancelled ? queue_outcome::cancelled
-                                                            : queue_outcome::failed,
-                         .error = ec,
-                         .waited = std::chrono::duration_cast<std::chrono::microseconds>(
-                             std::chrono::steady_clock::now() - sent_at),
-                         .elements = ec ? 0 : 1});
-          }
+          detail::queues::tell_queue(o, queue_operation::offer, key, ec, sent_at, ec ? 0 : 1);
           done(ec, ec ? std::move(r.str) : std::string());
         });
   });

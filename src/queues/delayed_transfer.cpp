@@ -11,6 +11,7 @@
 #include "client_core.hpp"
 #include "exec/script.hpp"
 #include "layout/naming.hpp"
+#include "queues/queue_events.hpp"
 #include "queues/transfer_schedule.hpp"
 #include "scripts/scripts.hpp"
 #include "waiting/lock_kind.hpp"
@@ -138,15 +139,7 @@ class transfer_task : public std::enable_shared_from_this<transfer_task>, public
     const std::int64_t moved =
         !ec && r.is_array() && !r.elements.empty() ? r.elements.front().integer : 0;
     if (!ec && moved == 0) return;  // a timer that found nothing due yet: no operation
-    o->on_queue({.operation = queue_operation::transfer,
-                 .key = destination_,
-                 .outcome = !ec                     ? queue_outcome::done
-                            : ec == errc::cancelled ? queue_outcome::cancelled
-                                                    : queue_outcome::failed,
-                 .error = ec,
-                 .waited = std::chrono::duration_cast<std::chrono::microseconds>(
-                     std::chrono::steady_clock::now() - sent_at),
-                 .elements = moved});
+    tell_queue(o, queue_operation::transfer, destination_, ec, sent_at, moved);
   }
 
   std::shared_ptr<client_core> core_;
