@@ -10,19 +10,10 @@
 
 #include "cli_fixture.hpp"
 #include "support/client_settings.hpp"
+#include "support/host_name.hpp"
 
 using namespace relock::test;
 using json = nlohmann::json;
-
-namespace {
-
-std::string host_name() {
-  char buffer[256] = {};
-  ::gethostname(buffer, sizeof buffer - 1);
-  return buffer;
-}
-
-}  // namespace
 
 TEST_F(cli, status_names_a_relock_holders_host_and_pid) {
   relock::client holder(settings_for(server_));

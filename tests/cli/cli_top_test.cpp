@@ -13,18 +13,13 @@
 #include "cli_fixture.hpp"
 #include "support/client_settings.hpp"
 #include "support/free_port.hpp"
+#include "support/host_name.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;
 using json = nlohmann::json;
 
 namespace {
-
-std::string host_name() {
-  char buffer[256] = {};
-  ::gethostname(buffer, sizeof buffer - 1);
-  return buffer;
-}
 
 // The object named `name` in top's JSON; a null json when it is not there.
 json object_named(const json& top, const std::string& name) {

@@ -16,6 +16,7 @@
 
 #include "lock_env.hpp"
 #include "support/event_log.hpp"
+#include "support/host_name.hpp"
 
 using namespace std::chrono_literals;
 using relock::connection_change;
@@ -23,6 +24,7 @@ using relock::errc;
 using relock::queue_operation;
 using relock::queue_outcome;
 using relock::test::event_log;
+using relock::test::host_name;
 using relock::test::raw_client;
 using relock::test::redis_server;
 using relock::test::wait_until;
@@ -41,12 +43,6 @@ class observer_infra : public ::testing::Test {
   raw_client raw_ = raw_client::to(server_);
   std::shared_ptr<event_log> log_ = std::make_shared<event_log>();
 };
-
-std::string host_name() {
-  char buffer[256] = {};
-  ::gethostname(buffer, sizeof buffer - 1);
-  return buffer;
-}
 
 }  // namespace
 
