@@ -141,11 +141,13 @@ std::string base_scenario(const std::string& scenario) {
 
 namespace {
 
-// What a metrics exporter does with each event: count it by outcome and put its time in a
+// What a metrics exporter does with each event: count it (a start too, for a waiters gauge)
+// by outcome and put its time in a
 // histogram's bucket (powers of two of microseconds). On relock's I/O thread only, as every
 // observer call: plain counters.
 class counting_observer : public relock::observer {
  public:
+  void on_acquire_start(const relock::acquire_start_event&) override { ++started_; }
   void on_acquire(const relock::acquire_event& e) override {
     ++acquires_[static_cast<std::size_t>(e.outcome)];
     ++wait_buckets_[bucket(e.waited)];
@@ -168,7 +170,7 @@ class counting_observer : public relock::observer {
   std::array<std::uint64_t, 4> acquires_{};
   std::array<std::uint64_t, 2> releases_{};
   std::array<std::uint64_t, buckets> wait_buckets_{}, hold_buckets_{};
-  std::uint64_t tries_ = 0, renewed_ = 0, losses_ = 0;
+  std::uint64_t started_ = 0, tries_ = 0, renewed_ = 0, losses_ = 0;
 };
 
 }  // namespace
