@@ -91,6 +91,7 @@ void print(const lock_status& s, bool as_json) {
     }
     std::cout << dumped(json{{"name", s.name},
                              {"node", s.node},
+                             {"server", s.server},
                              {"synced_replicas", s.synced_replicas},
                              {"online_replicas", or_null(s.online_replicas)},
                              {"replicas_acknowledging", or_null(s.replicas_acknowledging)},
@@ -119,7 +120,7 @@ void print(const lock_status& s, bool as_json) {
   }
   if (s.fencing_token) head += ", last fencing token " + std::to_string(*s.fencing_token);
   std::printf("%s\n", head.c_str());
-  std::printf("  node %s\n", s.node.c_str());
+  std::printf("  node %s (%s)\n", s.node.c_str(), s.server.c_str());
   if (s.synced_replicas > 0) {
     // The master's view: replicas report their offset each second.
     auto count = [](const std::optional<int>& n) { return n ? std::to_string(*n) : "?"; };
@@ -162,7 +163,7 @@ void print(const lock_status& s, bool as_json) {
 void print(const counter_status& s, bool as_json) {
   const bool permits = s.kind == "permit-semaphore";
   if (as_json) {
-    json out{{"name", s.name}, {"node", s.node}, {"kind", s.kind}};
+    json out{{"name", s.name}, {"node", s.node}, {"server", s.server}, {"kind", s.kind}};
     if (!permits) {
       out["value"] = or_null(s.value);
     } else {
@@ -184,7 +185,7 @@ void print(const counter_status& s, bool as_json) {
               << (s.value ? std::to_string(*s.value) : "?")
               << " (a semaphore's available permits or a count-down latch's count: the data "
                  "cannot tell which)\n";
-    std::cout << "  node " << s.node << "\n";
+    std::cout << "  node " << s.node << " (" << s.server << ")\n";
     return;
   }
   std::cout << escaped(s.name) << ": permit-expirable semaphore, ";
@@ -194,7 +195,7 @@ void print(const counter_status& s, bool as_json) {
     std::cout << "no available count stored (none available)";
   }
   std::cout << ", " << s.permits_taken << " taken\n";
-  std::cout << "  node " << s.node << "\n";
+  std::cout << "  node " << s.node << " (" << s.server << ")\n";
   if (!s.permits.empty()) {
     // Ids are 32 hex chars; one of another length (not written by Redisson or relock) still shows.
     const auto column = [](const std::string& text) {

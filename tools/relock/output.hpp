@@ -32,7 +32,8 @@ struct waiter {
 
 struct lock_status {
   std::string name;
-  std::string node;  // host:port of the server that serves it (in a cluster, its slot's master)
+  std::string node;    // host:port of the server that serves it (in a cluster, its slot's master)
+  std::string server;  // what runs there, "redis 7.0.15" or "valkey 9.1.2" (server_name.hpp)
   int synced_replicas = 0;             // replica sync: each lock write waits for so many (0: off)
   std::optional<int> online_replicas;  // as the master says
   std::optional<int> replicas_acknowledging;  // of them, those that have its latest write
@@ -59,6 +60,7 @@ struct permit {
 struct counter_status {
   std::string name;
   std::string node;
+  std::string server;  // as lock_status's
   std::string kind;
   std::optional<std::int64_t> value;  // none: a permit semaphore whose count is not stored
   std::int64_t permits_taken = 0;

@@ -9,6 +9,7 @@
 
 #include "cli.hpp"
 #include "output.hpp"
+#include "server_name.hpp"
 
 namespace relock_cli {
 namespace {
@@ -105,13 +106,17 @@ int status_command(const global_options& g, const std::string& name) {
       print_queue_status(client, g, name)) {
     return exit_ok;
   }
+  const std::string server = server_name(client, {info.node, relock::node_role::master});
   if (info.kind == relock::object_kind::counter ||
       info.kind == relock::object_kind::permit_semaphore) {
-    print(shown_counter(info), g.json);
+    auto status = shown_counter(info);
+    status.server = server;
+    print(status, g.json);
     return exit_ok;
   }
   if (!lock_family(info.kind)) throw failure(exit_usage, not_a_lock(info));
   auto status = shown(info);
+  status.server = server;
   if (!status.holders.empty()) find_processes(client, status);
   print(status, g.json);
   return exit_ok;
