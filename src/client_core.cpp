@@ -168,11 +168,12 @@ client_core::client_core(config settings)
     }
     return pool;
   };
+  // Every node of a cluster gets the URL's credentials and database (Valkey 9's
+  // cluster-databases; 0 elsewhere).
   auto endpoint_of = [credentials = target.nodes.front()](const topology::node& n) {
     net::endpoint e = credentials;
     e.host = n.host;
     e.port = n.port;
-    e.db = 0;
     return e;
   };
   if (cluster) {

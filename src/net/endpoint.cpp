@@ -259,7 +259,8 @@ target parse_target(std::string_view url) {
       if (ep.db < 0) bad_url(url, "negative database");
     }
   } else if (auto slash = rest.find('/'); slash != std::string_view::npos) {
-    if (cluster) bad_url(url, "a cluster URL takes no /db: Redis Cluster has only database 0");
+    // A cluster's too: Valkey 9 has numbered databases in cluster mode (cluster-databases);
+    // Redis Cluster refuses SELECT, which the first connection reports.
     std::string_view db = rest.substr(slash + 1);
     if (!db.empty()) ep.db = parse_number<int>(url, db, "database");
     if (ep.db < 0) bad_url(url, "negative database");

@@ -54,13 +54,13 @@ std::string redacted_url(std::string_view url);
 
 // Parses each form, and its TLS twin (rediss://, rediss-cluster://, rediss-sentinel://):
 //   redis://[user[:password]@]host[:port][/db][?OPTIONS]
-//   redis-cluster://[user[:password]@]host[:port][,host[:port]...][?OPTIONS]
+//   redis-cluster://[user[:password]@]host[:port][,host[:port]...][/db][?OPTIONS]
 //   redis-sentinel://[user[:password]@]host[:port][,host[:port]...]/master-name[/db][?OPTIONS]
 // OPTIONS: pubsub=MODE&replica_sync=MODE&replicas=HOST:PORT,..., any of them (replicas= on a
 // redis:// URL only); with TLS also tls_ca, tls_cert, tls_key, tls_server_name (percent-encoded)
 // and, for a sentinel URL, tls=both|sentinels|data. Ports default to 6379 (26379 for a
 // sentinel); IPv6 hosts go in brackets ([::1]:7000); percent-escapes in user and password are
-// decoded; a cluster URL takes no /db. Throws relock::error(errc::invalid_argument) naming what
+// decoded; a cluster's /db needs a server with databases in cluster mode (Valkey 9). Throws relock::error(errc::invalid_argument) naming what
 // is wrong, with the URL redacted.
 target parse_target(std::string_view url);
 

@@ -156,6 +156,11 @@ TEST(parse_target, cluster_seeds) {
   EXPECT_EQ(one.nodes[0].address(), "127.0.0.1:7101");
   EXPECT_EQ(one.pubsub, pubsub_mode::sharded);
 
+  // A database for every node: Valkey 9's cluster-databases.
+  auto numbered = parse_target("redis-cluster://h1:7000,h2/3");
+  ASSERT_EQ(numbered.nodes.size(), 2u);
+  for (const auto& n : numbered.nodes) EXPECT_EQ(n.db, 3);
+
   auto repeated = parse_target("redis-cluster://h:1,h:2,h:1,h");
   ASSERT_EQ(repeated.nodes.size(), 3u);
   EXPECT_EQ(repeated.nodes[2].address(), "h:6379");
@@ -190,8 +195,6 @@ TEST(parse_target, refuses_bad_urls_with_a_reason) {
       {"redis-cluster://h1,h2:x", "port 'x'"},
       {"redis-cluster://h1,h2:", "empty port"},
       {"redis-cluster://h1,[::1", "unclosed ["},
-      {"redis-cluster://h1:7000/0", "no /db"},
-      {"redis-cluster://h1,h2/", "no /db"},
       {"redis://h1,h2", "redis-cluster://"},
       {"redis://h?pubsub=fast", "auto, sharded, classic or both, not 'fast'"},
       {"redis://h?pubsub", "not ''"},
@@ -286,7 +289,7 @@ TEST(parse_url, a_cluster_url_is_not_one_server) {
 
 TEST(parse_target, never_shows_a_password_in_its_errors) {
   for (const char* bad :
-       {"redis-cluster://:s3cret@h1,h2:abc", "redis-cluster://app:s3cret@h1/0",
+       {"redis-cluster://:s3cret@h1,h2:abc", "redis-cluster://app:s3cret@h1/-1",
         "redis-cluster://app:s3cret@h1,,h2", "rediss-cluster://app:s3cret@h1?tls=data",
         "rediss://s3cret@h?tls_key=k", "redis://:s3cret@h?pubsub=x", "redis://app:s3cret@h1,h2",
         "redis-cluster://app:pa?s3cret@h1?pubsub=x", "redis-cluster://:pa,s3cret@h1,"}) {
