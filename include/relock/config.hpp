@@ -88,9 +88,10 @@ struct config {
   /// One server: `redis://[user[:password]@]host[:port][/db][?OPTIONS]`. The password may also
   /// be given alone as `redis://:password@host`. Redis 6 ACL users need both. When the server is a
   /// master with replicas (INFO replication), lock writes wait for them (replica_sync).
-  /// A Redis Cluster: redis-cluster://[user[:password]@]host:port[,host:port...][?OPTIONS],
-  /// naming any of its nodes (relock learns the rest from them). A redis:// URL that reaches a
-  /// cluster node is refused with the URL to use.
+  /// A Redis Cluster: redis-cluster://[user[:password]@]host:port[,host:port...][/db][?OPTIONS],
+  /// naming any of its nodes (relock learns the rest from them); /db only where the cluster has
+  /// numbered databases (Valkey 9's cluster-databases). A redis:// URL that reaches a cluster
+  /// node is refused with the URL to use.
   /// Sentinel: redis-sentinel://[user[:password]@]host:port[,host:port...]/MASTER[?OPTIONS]: the
   /// sentinels to ask, and the name of the master they watch. The credentials are the data
   /// nodes'; the sentinels' own go in sentinel_user and sentinel_password. relock follows the
