@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "client_access.hpp"
 #include "client_core.hpp"
 #include "support/client_settings.hpp"
+#include "support/host_name.hpp"
 #include "support/raw_client.hpp"
 #include "support/redis_server.hpp"
 #include "support/sync_calls.hpp"
@@ -62,7 +64,10 @@ TEST(connection, names_itself_and_selects_the_database) {
   c.url += "/2";
   relock::client client(c);
   auto& ex = relock::detail::core_of(client)->executor();
-  EXPECT_EQ(run(ex, {"CLIENT", "GETNAME"}).value.str, "relock:" + client.id());
+  // relock:{id}:{host}:{pid} (config::client_name's default).
+  EXPECT_EQ(
+      run(ex, {"CLIENT", "GETNAME"}).value.str,
+      "relock:" + client.id() + ":" + relock::test::host_name() + ":" + std::to_string(::getpid()));
   ASSERT_FALSE(run(ex, {"SET", "where", "db2"}).ec);
   auto raw = relock::test::raw_client::to(server);
   raw.command({"SELECT", "2"});

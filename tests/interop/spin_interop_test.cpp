@@ -38,14 +38,14 @@ class spin_interop : public redisson_fixture {
     return calls_of("subscribe") + calls_of("psubscribe") + calls_of("ssubscribe");
   }
   // The channels `client`'s connections listen on right now (CLIENT LIST's sub + psub + ssub
-  // of every connection it named "relock:<client id>").
+  // of every connection it named "relock:<client id>:...").
   std::int64_t relock_subscriptions(const relock::client& client) {
     std::int64_t total = 0;
     int connections = 0;
     std::istringstream in(raw_.command({"CLIENT", "LIST"}).str);
     std::string line;
     while (std::getline(in, line)) {
-      if (line.find(" name=relock:" + client.id() + " ") == std::string::npos) continue;
+      if (line.find(" name=relock:" + client.id() + ":") == std::string::npos) continue;
       ++connections;
       std::istringstream words(line);
       std::string word;
