@@ -57,7 +57,8 @@ void mutex::start_acquire(owner who, lock_options options, bool empty_wait_is_fo
   r.watchdog = !options.lease;
   r.lease = options.lease.value_or(core_->settings().watchdog_lease);
   r.wait = options.wait ? options.wait->count() > 0 : empty_wait_is_forever;
-  if (options.wait) r.deadline = std::chrono::steady_clock::now() + *options.wait;
+  r.asked_at = std::chrono::steady_clock::now();
+  if (options.wait) r.deadline = *r.asked_at + *options.wait;
   r.stop = std::move(options.stop);
   r.on_lost = std::move(options.on_lost);
   r.listen_for_loss = options.listen_for_loss;

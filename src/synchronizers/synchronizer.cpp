@@ -45,7 +45,8 @@ waiting::acquire_request synchronizer_acquire_request(const std::string& key,
   r.channel = channel;
   r.waiter_channel = channel;
   r.wait = wait ? wait->count() > 0 : true;
-  if (wait) r.deadline = std::chrono::steady_clock::now() + *wait;
+  r.asked_at = std::chrono::steady_clock::now();
+  if (wait) r.deadline = *r.asked_at + *wait;
   r.stop = std::move(stop);
   r.grant = &grant;
   r.hold = hold;

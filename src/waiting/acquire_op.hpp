@@ -36,6 +36,9 @@ struct acquire_request {
   bool watchdog = false;  // renew while held (no explicit lease)
   bool wait = false;      // false: one attempt only
   std::optional<std::chrono::steady_clock::time_point> deadline;  // with wait; none = for ever
+  // When the caller asked, on its own thread: where the observer's wait starts, so that a wait
+  // that ran out measures the whole of it. None: when the operation starts.
+  std::optional<std::chrono::steady_clock::time_point> asked_at;
   std::stop_token stop;
   std::function<void(std::error_code)> on_lost;
   bool listen_for_loss = false;  // while held, check the hold on every message of `channel`
