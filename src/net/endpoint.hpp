@@ -60,8 +60,8 @@ std::string redacted_url(std::string_view url);
 // redis:// URL only); with TLS also tls_ca, tls_cert, tls_key, tls_server_name (percent-encoded)
 // and, for a sentinel URL, tls=both|sentinels|data. Ports default to 6379 (26379 for a
 // sentinel); IPv6 hosts go in brackets ([::1]:7000); percent-escapes in user and password are
-// decoded; a cluster's /db needs a server with databases in cluster mode (Valkey 9). Throws relock::error(errc::invalid_argument) naming what
-// is wrong, with the URL redacted.
+// decoded; a cluster's /db needs a server with databases in cluster mode (Valkey 9). Throws
+// relock::error(errc::invalid_argument) naming what is wrong, with the URL redacted.
 target parse_target(std::string_view url);
 
 // One server's endpoint: parse_target for a redis:// URL, whose ?pubsub= it checks but drops

@@ -21,7 +21,7 @@ namespace relock::detail::queues {
 struct take_request {
   std::string key;
   std::optional<std::chrono::steady_clock::time_point> deadline;  // empty: for ever
-  std::chrono::steady_clock::time_point asked_at{};  // the observer's wait starts here
+  std::chrono::steady_clock::time_point asked_at{};               // the observer's wait starts here
   std::stop_token stop;
 };
 
