@@ -34,8 +34,9 @@ std::error_code classify(const resp::reply& r) {
   if (code == "WRONGTYPE") return errc::wrong_type;
   if (code == "NOAUTH" || code == "WRONGPASS") return errc::auth_failed;
   // The user's ACL rules leave out a command, a key or a channel (README, least privilege);
-  // inside a script Redis 7.0 says so with ERR and these words.
-  if (code == "NOPERM" || r.str.find("The user executing the script can't") != std::string::npos) {
+  // inside a script Redis 7.0 says so with ERR and the first words, Valkey 9 with the second.
+  if (code == "NOPERM" || r.str.find("The user executing the script can't") != std::string::npos ||
+      r.str.find("ACL failure in script") != std::string::npos) {
     return errc::no_permission;
   }
   // min-replicas-to-write: the master has too few replicas to take a write.

@@ -35,7 +35,7 @@ std::string without_script_position(const std::string& text) {
   // Redis 6 starts it with "Error running script (call to f_SHA): @user_script:LINE: ". Neither
   // says anything to the user; the error's own words stay.
   static const std::regex position(
-      R"((\s*script: [0-9a-f]{40}, on @user_script:[0-9]+\.?)|)"
+      R"((\s*script: (?:[0-9a-f]{40}, )?on @user_script:[0-9]+\.?)|)"
       R"((Error running script \(call to f_[0-9a-f]{40}\): )|(@?user_script:[0-9]+: ))");
   return std::regex_replace(text, position, "");
 }
