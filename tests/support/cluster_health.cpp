@@ -131,7 +131,9 @@ void redis_cluster::close_open_migrations() {
     for (const auto& line : parse_cluster_nodes(reply.str)) {
       auto port = line.address.substr(line.address.rfind(':') + 1);
       by_id.emplace(line.id, node(static_cast<std::uint16_t>(std::stoi(port))));
-      if (!line.has_flag("myself")) continue;
+      // A master's own: Valkey passes SETSLOT on to the replicas, whose CLUSTER NODES then show
+      // their master's open migration too, and they refuse MIGRATE and SETSLOT.
+      if (!line.has_flag("myself") || !line.has_flag("master")) continue;
       // "[42->-<target id>]" on the source, "[42-<-<source id>]" on the target.
       for (const auto& s : line.slots) {
         if (!s.starts_with("[") || s.size() < 6) continue;

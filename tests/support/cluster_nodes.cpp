@@ -5,6 +5,7 @@
 #include "support/log_file.hpp"
 #include "support/raw_client.hpp"
 #include "support/redis_config.hpp"
+#include "support/server_kind.hpp"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -119,7 +120,7 @@ bool answers_as(const cluster_node& node) {
 
 cluster_nodes::cluster_nodes(const cluster_options& options)
     : options_(options),
-      server_program_(find_program("redis-server", "/usr/bin/redis-server")),
+      server_program_(server_program()),
       cli_program_(find_program("redis-cli", "/usr/bin/redis-cli")),
       dir_("relock-cluster") {
   if (options_.masters < 1 || options_.replicas_per_master < 0) {

@@ -3,6 +3,7 @@
 
 #include "support/free_port.hpp"
 #include "support/raw_client.hpp"
+#include "support/server_kind.hpp"
 
 #include <chrono>
 #include <stdexcept>
@@ -39,9 +40,7 @@ std::string percent_encode(std::string_view s) {
 }  // namespace
 
 redis_server::redis_server(redis_options options)
-    : options_(std::move(options)),
-      program_(find_program("redis-server", "/usr/bin/redis-server")),
-      dir_("relock-redis") {
+    : options_(std::move(options)), program_(server_program()), dir_("relock-redis") {
   for (int attempt = 1;; ++attempt) {
     port_ = free_loopback_port();
     if (!options_.tls_cert_file.empty()) {

@@ -4,6 +4,7 @@
 
 #include "support/free_port.hpp"
 #include "support/redis_config.hpp"
+#include "support/server_kind.hpp"
 #include "support/wait.hpp"
 
 #include <charconv>
@@ -32,9 +33,7 @@ std::string address(std::uint16_t port) { return "127.0.0.1:" + std::to_string(p
 }  // namespace
 
 sentinel_set::sentinel_set(sentinel_options options)
-    : options_(std::move(options)),
-      sentinel_program_(find_program("redis-sentinel", "/usr/bin/redis-sentinel")),
-      dir_("relock-sentinel") {
+    : options_(std::move(options)), sentinel_program_(sentinel_program()), dir_("relock-sentinel") {
   if (options_.sentinels < 1 || options_.quorum < 1 || options_.quorum > options_.sentinels) {
     throw std::invalid_argument("sentinel_options: needs 1 <= quorum <= sentinels");
   }

@@ -3,6 +3,7 @@
 
 #include "support/free_port.hpp"
 #include "support/redis_config.hpp"
+#include "support/server_kind.hpp"
 #include "support/wait.hpp"
 
 #include <stdexcept>
@@ -109,7 +110,7 @@ std::string sentinel_tls_set::sentinel_config(const sentinel_node& node) const {
 }
 
 void sentinel_tls_set::start_sentinel(sentinel_node& node) {
-  const auto program = find_program("redis-sentinel", "/usr/bin/redis-sentinel");
+  const auto program = sentinel_program();
   // With TLS data nodes the sentinels reach each other by TLS, so they listen for it too.
   const bool tls = tls_sentinels() || tls_data();
   for (int attempt = 1;; ++attempt) {
