@@ -75,7 +75,7 @@ void blocking_queue::start_poll(std::optional<std::chrono::milliseconds> wait, s
   detail::queues::take_request r;
   r.key = key_;
   r.asked_at = std::chrono::steady_clock::now();
-  if (wait) r.deadline = r.asked_at + *wait;
+  if (wait) r.deadline = *r.asked_at + *wait;
   r.stop = std::move(stop);
   detail::queues::start_take(core_, std::move(r), std::move(done));
 }

@@ -47,8 +47,7 @@ class take_op : public std::enable_shared_from_this<take_op>, public shutdown_aw
         fsm_(request_.deadline) {}
 
   void start() {
-    // From the caller's call, as the deadline; a request made without one: from now.
-    started_at_ = request_.asked_at == steady::time_point{} ? steady::now() : request_.asked_at;
+    started_at_ = request_.asked_at ? *request_.asked_at : steady::now();
     if (core_->stopped()) return act(fsm_.stop(errc::cancelled));
     if (request_.stop.stop_requested()) return act(fsm_.stop(errc::cancelled));
     core_->track(*this);

@@ -21,7 +21,8 @@ namespace relock::detail::queues {
 struct take_request {
   std::string key;
   std::optional<std::chrono::steady_clock::time_point> deadline;  // empty: for ever
-  std::chrono::steady_clock::time_point asked_at{};               // the observer's wait starts here
+  // When the caller asked: the observer's wait starts there. None: when the take starts.
+  std::optional<std::chrono::steady_clock::time_point> asked_at;
   std::stop_token stop;
 };
 

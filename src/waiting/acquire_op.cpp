@@ -53,7 +53,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   }
 
   void start() {
-    started_at_ = request_.asked_at.value_or(env_->now());
+    started_at_ = request_.asked_at ? *request_.asked_at : env_->now();
     if (auto* o = env_->settings().observer.get()) {
       o->on_acquire_start({.kind = kind_name(), .key = request_.key});
     }
