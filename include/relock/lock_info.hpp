@@ -78,6 +78,9 @@ struct lock_info {
   /// The server that serves the key, as "host:port": the one server, or the cluster master of
   /// the key's slot when inspect answered (a slot may move later).
   std::string node;
+  /// What runs at `node`, as its INFO server names it: "redis 7.0.15", "valkey 9.1.2"; empty
+  /// when the server refused INFO (an ACL user without it) or named no version.
+  std::string server;
   /// Replica sync (config::replica_sync): how many replicas each lock write of this key waits
   /// for (0: no WAIT; in a cluster, the online replicas of its master), and how many acknowledged
   /// this client's last synced write (-1: none yet). With sync on, asked of the master: its

@@ -15,6 +15,7 @@
 #include "layout/naming.hpp"
 #include "master_watch.hpp"
 #include "scripts/scripts.hpp"
+#include "server_name.hpp"
 
 namespace relock {
 
@@ -249,6 +250,33 @@ std::error_code decode(const resp::reply& r, lock_info& info) {
   return {};
 }
 
+// Completes `info` with what the master that answered says of itself: its name and version,
+// and with replica sync on, how far its replicas are. Neither fails the inspect: a server that
+// refuses INFO leaves them empty.
+void ask_server(exec::executor& executor, lock_info info, inspect_callback done) {
+  const std::string key = info.key;
+  executor.run(
+      key, resp::request{"INFO", "server"},
+      [&executor, info = std::move(info), done = std::move(done)](std::error_code ec,
+                                                                  resp::reply r) mutable {
+        if (!ec && r.is_string()) info.server = detail::server_name_of(r.str);
+        if (info.synced_replicas == 0) return done({}, "", std::move(info));
+        const std::string key = info.key;
+        executor.run(
+            key, resp::request{"INFO", "replication"},
+            [info = std::move(info), done = std::move(done)](std::error_code ec,
+                                                             resp::reply r) mutable {
+              if (!ec && r.is_string()) {
+                info.online_replicas = detail::online_replicas(r.str);
+                info.replicas_acknowledging = detail::caught_up_replicas(r.str);
+              }
+              done({}, "", std::move(info));
+            },
+            /*idempotent=*/true);
+      },
+      /*idempotent=*/true);
+}
+
 }  // namespace
 
 void start_inspect(std::shared_ptr<detail::client_core> core, std::string name,
@@ -291,19 +319,7 @@ void start_inspect(std::shared_ptr<detail::client_core> core, std::string name,
                       if (ec) text = "the inspect script's reply is not what it writes";
                     }
                     if (ec) return done(ec, std::move(text), {});
-                    if (info.synced_replicas == 0) return done({}, "", std::move(info));
-                    // How far the replicas are, asked of the master that answered.
-                    executor.run(
-                        info.key, resp::request{"INFO", "replication"},
-                        [info = std::move(info), done = std::move(done)](std::error_code ec,
-                                                                         resp::reply r) mutable {
-                          if (!ec && r.is_string()) {
-                            info.online_replicas = detail::online_replicas(r.str);
-                            info.replicas_acknowledging = detail::caught_up_replicas(r.str);
-                          }
-                          done({}, "", std::move(info));
-                        },
-                        /*idempotent=*/true);
+                    ask_server(executor, std::move(info), std::move(done));
                   },
                   {.idempotent = true});
   });

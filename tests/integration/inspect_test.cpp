@@ -8,6 +8,7 @@
 #include <asio/use_future.hpp>
 
 #include "lock_env.hpp"
+#include "support/server_kind.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;
@@ -40,6 +41,16 @@ TEST_F(inspect, a_free_name_is_none) {
   EXPECT_TRUE(info.waiters.empty());
   EXPECT_FALSE(info.fencing_token);
   EXPECT_FALSE(info.value);
+}
+
+TEST_F(inspect, names_the_server_and_its_version_as_the_server_says) {
+  // Valkey also reports a redis_version (the Redis it is compatible with): its own name wins.
+  const std::string expected = test_server_kind() == server_kind::valkey ? "valkey " : "redis ";
+  const auto info = client_.inspect("free");
+  ASSERT_EQ(info.server.rfind(expected, 0), 0u) << info.server;
+  const std::string version = info.server.substr(expected.size());
+  EXPECT_NE(raw_.command({"INFO", "server"}).str.find("_version:" + version), std::string::npos)
+      << version;
 }
 
 TEST_F(inspect, a_relock_hold_shows_its_owner_holds_and_lease) {

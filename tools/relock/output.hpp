@@ -33,7 +33,7 @@ struct waiter {
 struct lock_status {
   std::string name;
   std::string node;    // host:port of the server that serves it (in a cluster, its slot's master)
-  std::string server;  // what runs there, "redis 7.0.15" or "valkey 9.1.2" (server_name.hpp)
+  std::string server;  // what runs there, "redis 7.0.15" or "valkey 9.1.2" (lock_info::server)
   int synced_replicas = 0;             // replica sync: each lock write waits for so many (0: off)
   std::optional<int> online_replicas;  // as the master says
   std::optional<int> replicas_acknowledging;  // of them, those that have its latest write

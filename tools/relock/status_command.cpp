@@ -9,7 +9,6 @@
 
 #include "cli.hpp"
 #include "output.hpp"
-#include "server_name.hpp"
 
 namespace relock_cli {
 namespace {
@@ -106,7 +105,7 @@ int status_command(const global_options& g, const std::string& name) {
       print_queue_status(client, g, name)) {
     return exit_ok;
   }
-  const std::string server = server_name(client, {info.node, relock::node_role::master});
+  const std::string server = info.server.empty() ? "unknown" : info.server;
   if (info.kind == relock::object_kind::counter ||
       info.kind == relock::object_kind::permit_semaphore) {
     auto status = shown_counter(info);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "server_name.hpp"
 
-namespace relock_cli {
+#include <algorithm>
+
+namespace relock::detail {
 namespace {
 
 // The value of `field:` on a line of INFO's text; empty when absent.
@@ -28,16 +30,7 @@ std::string server_name_of(std::string_view info) {
     if (!version.empty()) return std::string(name) + " " + std::string(version);
   }
   const auto redis = info_field(info, "redis_version");
-  return redis.empty() ? "unknown" : "redis " + std::string(redis);
+  return redis.empty() ? std::string() : "redis " + std::string(redis);
 }
 
-std::string server_name(const relock::client& client, const relock::server_node& node) {
-  try {
-    const auto reply = client.call(node, {"INFO", "server"});
-    return reply.is_error() ? "unknown" : server_name_of(reply.text);
-  } catch (const relock::error&) {
-    return "unknown";
-  }
-}
-
-}  // namespace relock_cli
+}  // namespace relock::detail
