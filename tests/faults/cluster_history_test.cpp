@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The fault suite on the shared Redis Cluster (3 masters + 3 replicas): worker processes take
 // fenced and plain locks over names on every master, replica sync on, while the nemesis runs a
-// graceful CLUSTER FAILOVER, a live slot migration under the holders, and a master crash.
+// graceful CLUSTER FAILOVER, a live slot migration under the holders, atomic migrations of every
+// slot in use where the server has them (Valkey 9's CLUSTER MIGRATESLOTS, some held at the
+// cutover so that writes wait in the source's pause and meet MOVED), and a master crash.
 // Every grant the library returned was acknowledged by a replica, so none may be lost.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <string>
@@ -18,6 +21,11 @@ using namespace std::chrono_literals;
 using namespace relock::test;
 
 namespace {
+
+// Holds an atomic migration at its cutover this long: writes to the source wait in its pause
+// (every slot of the node's) and are answered MOVED after. Below the workers' command timeout
+// (1 s), as a real cutover is: one longer would time their requests out, which says nothing.
+constexpr auto cutover_held = 300ms;
 
 // Two names on each master, so every fault touches some of them.
 std::vector<std::string> names_over_masters(redis_cluster& cluster) {
@@ -84,6 +92,34 @@ TEST(faults_cluster, workers_through_failover_migration_and_crash_leave_no_viola
     run.fault("end", "migration", "server", {names[2]});
   }
   settle();
+
+  // Atomic migrations of every name's slot to the next master, under the holders and waiters;
+  // every other one held at the cutover, so releases, renewals and acquires sent then land
+  // there. Nothing may break: the slot moves whole, and what met MOVED never ran.
+  if (cluster.has_atomic_migration()) {
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const auto slot = cluster.slot_of(names[i]);
+      const auto from = cluster.owner_of_slot(slot);
+      const auto masters = cluster.masters();
+      const auto at = std::find_if(masters.begin(), masters.end(),
+                                   [&](const auto& m) { return m.port == from.port; });
+      const auto to =
+          masters[(static_cast<std::size_t>(at - masters.begin()) + 1) % masters.size()];
+      run.fault("start", "atomic_migration", "server", {names[i]});
+      if (i % 2 == 0) {
+        cluster.migrate_slot_atomically(slot, from, to);
+      } else {
+        auto m = cluster.begin_atomic_migration(slot, from, to, cutover_hold::cutover);
+        std::this_thread::sleep_for(cutover_held);  // the nemesis's pacing: writes pile up
+        cluster.finish_atomic_migration(m);
+      }
+      run.fault("end", "atomic_migration", "server", {names[i]});
+      std::this_thread::sleep_for(500ms);  // work on the new owner before the next move
+    }
+    settle();
+  } else {
+    std::cout << "no atomic migrations: " << cluster.atomic_migration_missing() << std::endl;
+  }
 
   // A crash: names[4]'s master dies, its replica is promoted, the old master comes back.
   {

@@ -87,6 +87,7 @@ std::string redis_cluster::health_problem() const {
       auto c = client(n, probe_timeout);
       if (auto p = cluster_info_problem(c, options_, nodes_.size()); !p.empty()) return where + p;
       if (auto p = cluster_nodes_problem(c); !p.empty()) return where + p;
+      if (auto p = atomic_migration_problem(c); !p.empty()) return where + p;
       auto map = slot_map_of(*this, n);
       if (auto p = slot_map_problem(map, options_); !p.empty()) return where + p;
       auto described = describe(map);
@@ -114,6 +115,7 @@ void redis_cluster::wait_healthy(std::chrono::milliseconds timeout) const {
 
 void redis_cluster::restore(std::chrono::milliseconds timeout) {
   for (const auto& n : stopped()) restart(n);
+  cancel_atomic_migrations();  // the slot stays with its source
   close_open_migrations();
   wait_healthy(timeout);
 }

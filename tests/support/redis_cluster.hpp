@@ -8,10 +8,10 @@
 //
 // Shared means one test's changes are the next test's starting point, so:
 // - a test that kills a node restarts it and calls wait_healthy() before it ends;
-// - a test that begins a slot migration finishes it (moving the slot back is not needed: ask
-//   owner_of() instead of assuming where a slot lives);
-// - restore() in SetUp() repairs what a failed test left (dead nodes, open migrations), so one
-//   failure does not fail every test after it.
+// - a test that begins a slot migration (step by step or atomic) finishes it (moving the slot
+//   back is not needed: ask owner_of() instead of assuming where a slot lives);
+// - restore() in SetUp() repairs what a failed test left (dead nodes, open or atomic
+//   migrations in flight), so one failure does not fail every test after it.
 // Cluster tests run one at a time (CTest RESOURCE_LOCK), never beside one that kills a master.
 //
 // Thread-safety: none; drive it from the test's main thread. In a private cluster the servers
@@ -54,6 +54,31 @@ struct slot_migration {
   cluster_node to{};
   std::string from_id{};  // CLUSTER MYID of each
   std::string to_id{};
+};
+
+// Where begin_atomic_migration() stops an atomic migration until finish_atomic_migration(), by
+// Valkey's DEBUG SLOTMIGRATION switches (the fixture's nodes allow DEBUG from loopback).
+enum class cutover_hold {
+  none,  // runs to its end unheld
+  // The target holds a copy of the slot's keys, hidden, and receives every write the source
+  // still serves: the source keeps the slot, as long as it is held.
+  streaming,
+  // The cutover: the source pauses every client write (to any slot: the pause is the node's)
+  // and the target has been granted the slot but does not take it yet. Writes sent now wait
+  // on the source and are answered MOVED once the target takes the slot. Held at most ~9 s:
+  // the source's pause ends after 2 x cluster-manual-failover-timeout (5 s), and with it the
+  // migration, failed.
+  cutover,
+};
+
+// An atomic migration (Valkey 9's CLUSTER MIGRATESLOTS) of one slot: begin_atomic_migration()
+// starts it, finish_atomic_migration() waits for its end.
+struct atomic_migration {
+  std::uint16_t slot = 0;
+  cluster_node from{};
+  cluster_node to{};
+  std::string job{};  // its name in CLUSTER GETSLOTMIGRATIONS, on both ends
+  cutover_hold hold = cutover_hold::none;
 };
 
 class redis_cluster {
@@ -116,14 +141,16 @@ class redis_cluster {
 
   // ---- Health ----
   // Empty when every node answers, reports cluster_state:ok with all 16384 slots served and
-  // every node known and connected, sees no node failing and no slot migrating, all nodes
-  // return the same CLUSTER SLOTS (with options().masters masters each with its replicas),
-  // and every replica's link to its master is up and synced. Otherwise the first problem.
+  // every node known and connected, sees no node failing and no slot migrating (step by step,
+  // or atomically where the server has that), all nodes return the same CLUSTER SLOTS (with
+  // options().masters masters each with its replicas), and every replica's link to its master
+  // is up and synced. Otherwise the first problem.
   std::string health_problem() const;
   // Waits until health_problem() is empty; throws std::runtime_error naming the problem
   // after `timeout`.
   void wait_healthy(std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
-  // Restarts nodes that are down, finishes slot migrations left open, then wait_healthy().
+  // Restarts nodes that are down, cancels atomic migrations in flight (the slot stays with its
+  // source) and finishes step-by-step ones left open, then wait_healthy().
   void restore(std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
   // ---- Slot migration (the steps of redis-cli --cluster reshard, one at a time) ----
@@ -140,6 +167,34 @@ class redis_cluster {
   // All three steps.
   void migrate_slot(std::uint16_t slot, const cluster_node& from, const cluster_node& to);
 
+  // ---- Atomic slot migration (Valkey 9: CLUSTER MIGRATESLOTS, sent to the source) ----
+  // The source sends the slot's keys as a whole and then every write to them; the target hides
+  // them until the cutover, when the source pauses writes briefly, the target takes the slot,
+  // and the source answers MOVED from then on. No ASK, no TRYAGAIN, no half-moved slot.
+  //
+  // Empty when the servers have CLUSTER MIGRATESLOTS; else why not, in the server's words (a
+  // test's GTEST_SKIP reason). Asked once of a node (COMMAND INFO cluster|migrateslots), never
+  // inferred from a version.
+  std::string atomic_migration_missing() const;
+  bool has_atomic_migration() const { return atomic_migration_missing().empty(); }
+  // Starts moving `slot` from `from` (its master) to `to`; with a hold, returns once the
+  // migration waits there (10 s at most), else at once. Throws std::runtime_error when the
+  // source refuses (its error) or the migration fails or does not get there in time.
+  atomic_migration begin_atomic_migration(std::uint16_t slot, const cluster_node& from,
+                                          const cluster_node& to,
+                                          cutover_hold hold = cutover_hold::none);
+  // Lets a held migration go on; returns once the source reports it done and every node's
+  // CLUSTER SLOTS names the target (10 s at most). Throws std::runtime_error, with the
+  // migration's own message, when it failed or was cancelled, or at the deadline.
+  void finish_atomic_migration(const atomic_migration& m);
+  // Both, unheld.
+  void migrate_slot_atomically(std::uint16_t slot, const cluster_node& from,
+                               const cluster_node& to);
+  // The migration's state on its source, as CLUSTER GETSLOTMIGRATIONS says it
+  // ("waiting-to-pause", "failover-granted", "success", "failed", "cancelled"...); empty when
+  // the source no longer lists it.
+  std::string atomic_migration_state(const atomic_migration& m) const;
+
  private:
   struct attached {};
   redis_cluster(attached, cluster_options options, std::vector<cluster_node> nodes,
@@ -147,11 +202,19 @@ class redis_cluster {
   std::string node_id(const cluster_node& node) const;
   std::vector<cluster_node> stopped() const;  // nodes whose server does not run
   void close_open_migrations();
+  // The atomic migrations in progress that `node` lists, or empty (also on a server without
+  // them): for health_problem().
+  std::string atomic_migration_problem(raw_client& node) const;
+  // Cancels the atomic migrations in progress (on their sources), waits until no node lists
+  // one, and turns the holds' DEBUG switches off on every node: for restore().
+  void cancel_atomic_migrations();
+  void agree_on_owner(std::uint16_t slot, const cluster_node& to) const;
 
   cluster_options options_;
   std::unique_ptr<cluster_nodes> owned_;  // a private cluster
   std::string control_;                   // else the keeper's socket
   std::vector<cluster_node> nodes_;
+  mutable std::optional<std::string> atomic_migration_missing_;  // probed once
 };
 
 // The cluster the tests of this process share: the keeper's when $RELOCK_CLUSTER_STATE is set

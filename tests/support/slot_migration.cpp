@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // redis_cluster: moving a slot between masters step by step, as `redis-cli --cluster reshard`
-// does (https://redis.io/commands/cluster-setslot/), so tests can act between the steps.
+// does (https://redis.io/commands/cluster-setslot/), so tests can act between the steps; and
+// atomically, as Valkey 9 does it itself (https://valkey.io/topics/atomic-slot-migration/),
+// held where a test wants to act.
 #include "support/cluster_topology.hpp"
 #include "support/redis_cluster.hpp"
 #include "support/wait.hpp"
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <stdexcept>
 
 namespace relock::test {
@@ -23,6 +27,57 @@ void expect_ok(const resp::reply& r, const cluster_node& node, const std::string
   if (r.is_error() || !r.is_string()) {
     throw std::runtime_error(node.address() + ": " + what + ": " + to_string(r));
   }
+}
+
+// An atomic migration runs for tens of ms here (a few keys, loopback); a held one gets to its
+// hold as quickly. Generous for a loaded machine.
+constexpr auto atomic_timeout = 10s;
+
+// One entry of CLUSTER GETSLOTMIGRATIONS: name, operation (EXPORT on the source, IMPORT on the
+// target and its replicas), slot_ranges, state, message...
+using migration_fields = std::map<std::string, std::string>;
+
+// What `node` lists, finished ones included (the last cluster-slot-migration-log-max-len).
+std::vector<migration_fields> slot_migrations(raw_client& node) {
+  auto r = node.command({"CLUSTER", "GETSLOTMIGRATIONS"});
+  if (!r.is_array()) {
+    throw std::runtime_error(node.host() + ":" + std::to_string(node.port()) +
+                             ": CLUSTER GETSLOTMIGRATIONS: " + to_string(r));
+  }
+  std::vector<migration_fields> found;
+  for (const auto& entry : r.elements) {
+    migration_fields fields;
+    for (std::size_t i = 0; i + 1 < entry.elements.size(); i += 2) {
+      const auto& value = entry.elements[i + 1];
+      fields[entry.elements[i].str] =
+          value.is_integer() ? std::to_string(value.integer) : value.str;
+    }
+    found.push_back(std::move(fields));
+  }
+  return found;
+}
+
+bool finished(const std::string& state) {
+  return state == "success" || state == "failed" || state == "cancelled";
+}
+
+// The DEBUG SLOTMIGRATION switch that holds a migration there, and the node it is set on.
+const char* hold_switch(cutover_hold hold) {
+  return hold == cutover_hold::streaming ? "PREVENT-PAUSE" : "PREVENT-FAILOVER";
+}
+const cluster_node& hold_node(const atomic_migration& m) {
+  // The source would pause writes, the target would take the slot.
+  return m.hold == cutover_hold::streaming ? m.from : m.to;
+}
+
+// The source's state of a held migration while it waits at its hold.
+const char* held_state(cutover_hold hold) {
+  return hold == cutover_hold::streaming ? "waiting-to-pause" : "failover-granted";
+}
+
+std::string describe_migration(const atomic_migration& m) {
+  return "atomic migration of slot " + std::to_string(m.slot) + " from " + m.from.address() +
+         " to " + m.to.address();
 }
 
 }  // namespace
@@ -81,14 +136,18 @@ void redis_cluster::finish_migration(const slot_migration& m) {
   for (const auto& n : masters()) {
     if (n.port != m.from.port && n.port != m.to.port) assign(n);
   }
+  agree_on_owner(m.slot, m.to);
+}
+
+void redis_cluster::agree_on_owner(std::uint16_t slot, const cluster_node& to) const {
   auto agreed = [&] {
     for (const auto& n : nodes_) {
       if (role(n) == node_role::down) continue;
       try {
         auto map = slot_map_of(*this, n);
         auto r = std::find_if(map.begin(), map.end(),
-                              [&](const auto& r) { return r.first <= m.slot && m.slot <= r.last; });
-        if (r == map.end() || r->master.port != m.to.port) return false;
+                              [&](const auto& r) { return r.first <= slot && slot <= r.last; });
+        if (r == map.end() || r->master.port != to.port) return false;
       } catch (const std::runtime_error&) {
         return false;
       }
@@ -96,7 +155,7 @@ void redis_cluster::finish_migration(const slot_migration& m) {
     return true;
   };
   if (!wait_until(agreed, agreement_timeout, 10ms)) {
-    throw std::runtime_error("slot " + s + " moved to " + m.to.address() +
+    throw std::runtime_error("slot " + std::to_string(slot) + " moved to " + to.address() +
                              ", but not every node says so after " +
                              std::to_string(agreement_timeout.count()) + " s");
   }
@@ -105,6 +164,178 @@ void redis_cluster::finish_migration(const slot_migration& m) {
 void redis_cluster::migrate_slot(std::uint16_t slot, const cluster_node& from,
                                  const cluster_node& to) {
   finish_migration(begin_migration(slot, from, to));
+}
+
+std::string redis_cluster::atomic_migration_missing() const {
+  if (atomic_migration_missing_) return *atomic_migration_missing_;
+  std::string problems;
+  for (const auto& n : nodes_) {
+    resp::reply r;
+    try {
+      r = client(n, probe_timeout).command({"COMMAND", "INFO", "cluster|migrateslots"});
+    } catch (const std::runtime_error& e) {
+      problems += std::string("\n  ") + e.what();
+      continue;
+    }
+    // [[name, arity, flags...]] for a command it has; [nil] for one it does not know.
+    const bool known = r.is_array() && r.elements.size() == 1 && r.elements[0].is_array() &&
+                       !r.elements[0].elements.empty();
+    atomic_migration_missing_ =
+        known ? std::string()
+              : n.address() +
+                    " has no atomic slot migration: COMMAND INFO cluster|migrateslots answers " +
+                    to_string(r);
+    return *atomic_migration_missing_;
+  }
+  throw std::runtime_error("no cluster node answered COMMAND INFO:" + problems);
+}
+
+atomic_migration redis_cluster::begin_atomic_migration(std::uint16_t slot, const cluster_node& from,
+                                                       const cluster_node& to, cutover_hold hold) {
+  atomic_migration m{slot, from, to, {}, hold};
+  const auto s = std::to_string(slot);
+  auto source = client(from);
+  // MIGRATESLOTS answers only OK: the new job is the one the source did not list before.
+  std::set<std::string> listed;
+  for (auto& job : slot_migrations(source)) listed.insert(job["name"]);
+  auto switch_hold = [&](const char* on) {
+    if (hold == cutover_hold::none) return;
+    expect_ok(client(hold_node(m)).command({"DEBUG", "SLOTMIGRATION", hold_switch(hold), on}),
+              hold_node(m), std::string("DEBUG SLOTMIGRATION ") + hold_switch(hold));
+  };
+  switch_hold("1");
+  try {
+    expect_ok(source.command({"CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", s, s, "NODE", node_id(to)}),
+              from, "CLUSTER MIGRATESLOTS " + s);
+    for (auto& job : slot_migrations(source)) {
+      if (job["operation"] == "EXPORT" && !listed.contains(job["name"])) m.job = job["name"];
+    }
+    if (m.job.empty()) {
+      throw std::runtime_error(from.address() + " does not list the " + describe_migration(m) +
+                               " it accepted");
+    }
+    if (hold == cutover_hold::none) return m;
+    std::string state;
+    if (!wait_until(
+            [&] {
+              return (state = atomic_migration_state(m)) == held_state(hold) || finished(state);
+            },
+            atomic_timeout, 5ms) ||
+        state != held_state(hold)) {
+      throw std::runtime_error("the " + describe_migration(m) + " did not come to " +
+                               held_state(hold) + " in " + std::to_string(atomic_timeout.count()) +
+                               " s: it is " + (state.empty() ? "gone" : state));
+    }
+  } catch (...) {
+    try {
+      switch_hold("0");
+    } catch (const std::runtime_error&) {  // the first error says more; restore() retries
+    }
+    throw;
+  }
+  return m;
+}
+
+std::string redis_cluster::atomic_migration_state(const atomic_migration& m) const {
+  auto source = client(m.from, probe_timeout);
+  for (auto& job : slot_migrations(source)) {
+    if (job["name"] == m.job) return job["state"];
+  }
+  return {};
+}
+
+void redis_cluster::finish_atomic_migration(const atomic_migration& m) {
+  if (m.hold != cutover_hold::none) {
+    expect_ok(client(hold_node(m)).command({"DEBUG", "SLOTMIGRATION", hold_switch(m.hold), "0"}),
+              hold_node(m), std::string("DEBUG SLOTMIGRATION ") + hold_switch(m.hold) + " 0");
+  }
+  // The source's job succeeds once it sees the target's claim to the slot.
+  migration_fields job;
+  auto done = [&] {
+    auto source = client(m.from, probe_timeout);
+    for (auto& j : slot_migrations(source)) {
+      if (j["name"] == m.job) job = j;
+    }
+    return job.empty() || finished(job["state"]);
+  };
+  if (!wait_until(done, atomic_timeout, 5ms)) {
+    throw std::runtime_error("the " + describe_migration(m) + " is still " + job["state"] +
+                             " after " + std::to_string(atomic_timeout.count()) + " s");
+  }
+  if (job["state"] != "success") {
+    throw std::runtime_error("the " + describe_migration(m) + " ended " +
+                             (job.empty() ? "unlisted" : job["state"]) +
+                             (job["message"].empty() ? "" : ": " + job["message"]));
+  }
+  agree_on_owner(m.slot, m.to);
+}
+
+void redis_cluster::migrate_slot_atomically(std::uint16_t slot, const cluster_node& from,
+                                            const cluster_node& to) {
+  finish_atomic_migration(begin_atomic_migration(slot, from, to));
+}
+
+std::string redis_cluster::atomic_migration_problem(raw_client& node) const {
+  if (!has_atomic_migration()) return {};
+  for (auto& job : slot_migrations(node)) {
+    if (!finished(job["state"])) {
+      return "has an atomic slot migration in progress: " + job["operation"] + " of slots " +
+             job["slot_ranges"] + ", " + job["state"];
+    }
+  }
+  return {};
+}
+
+void redis_cluster::cancel_atomic_migrations() {
+  if (!has_atomic_migration()) return;
+  auto in_progress = [](raw_client& c, const char* operation) {
+    for (auto& job : slot_migrations(c)) {
+      if (!finished(job["state"]) && (operation == nullptr || job["operation"] == operation)) {
+        return true;
+      }
+    }
+    return false;
+  };
+  // Only a source can cancel; its target's import then fails as the link closes, and drops
+  // the keys it was hiding.
+  for (const auto& n : nodes_) {
+    try {
+      auto c = client(n, probe_timeout);
+      if (in_progress(c, "EXPORT")) {
+        expect_ok(c.command({"CLUSTER", "CANCELSLOTMIGRATIONS"}), n,
+                  "CLUSTER CANCELSLOTMIGRATIONS");
+      }
+    } catch (const std::runtime_error&) {  // down: its migrations ended with it
+    }
+  }
+  std::string left;
+  auto none_left = [&] {
+    for (const auto& n : nodes_) {
+      try {
+        auto c = client(n, probe_timeout);
+        if (in_progress(c, nullptr)) {
+          left = n.address();
+          return false;
+        }
+      } catch (const std::runtime_error&) {
+      }
+    }
+    return true;
+  };
+  if (!wait_until(none_left, atomic_timeout, 10ms)) {
+    throw std::runtime_error(left + " still lists an atomic slot migration in progress " +
+                             std::to_string(atomic_timeout.count()) + " s after it was cancelled");
+  }
+  // Switched off only now: a target let go while its source's grant stood would take the slot.
+  for (const auto& n : nodes_) {
+    try {
+      auto c = client(n, probe_timeout);
+      for (const char* which : {"PREVENT-PAUSE", "PREVENT-FAILOVER"}) {
+        c.command({"DEBUG", "SLOTMIGRATION", which, "0"});
+      }
+    } catch (const std::runtime_error&) {
+    }
+  }
 }
 
 }  // namespace relock::test
