@@ -74,7 +74,7 @@ std::uint16_t pick_tls_port(const std::set<unsigned>& taken) {
 }
 
 std::vector<std::string> cluster_config(const cluster_options& options) {
-  return {
+  std::vector<std::string> config = {
       "cluster-enabled yes",
       // Relative to `dir`: kept across restarts, so a restarted node rejoins as itself.
       "cluster-config-file nodes.conf",
@@ -93,6 +93,11 @@ std::vector<std::string> cluster_config(const cluster_options& options) {
       // default: 1 s lets a new cluster show its replicas to clients within a second.
       "repl-ping-replica-period 1",
   };
+  // Valkey 9 has numbered databases in cluster mode, 1 by default; 16 (a standalone server's
+  // count) lets tests/cluster/cluster_database_test.cpp select one through a cluster URL. Redis
+  // knows no such setting and would refuse to start with it.
+  if (test_server_kind() == server_kind::valkey) config.push_back("cluster-databases 16");
+  return config;
 }
 
 // With TLS: the bus and the replication on TLS too, as a TLS deployment runs them. The bus port
