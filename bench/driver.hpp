@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -47,6 +48,28 @@ struct options {
 // The client settings every driver starts from: the server, the pool size, busy polling.
 relock::config client_settings(const options& o);
 
+// A sample set's distribution in brief: (q, percentile in us) at each of cdf_quantiles, in order.
+using distribution = std::vector<std::pair<double, double>>;
+
+// The quantiles a distribution keeps (support.cpp): 0 (the minimum) ... 0.5 ... 0.999, 1 (the
+// maximum), denser in the tail.
+const std::vector<double>& cdf_quantiles();
+
+// A percentile as samples::percentile_us returns it: the number (it converts to double, as
+// percentile_us returned before), carrying the distribution of the samples it was taken from,
+// which result::set writes beside the p50 of a pair or a handoff (see there). Every driver gets
+// the distribution fields that way, without a line of its own.
+class percentile {
+ public:
+  percentile(double us, std::shared_ptr<const distribution> cdf) : us_(us), cdf_(std::move(cdf)) {}
+  operator double() const { return us_; }
+  const std::shared_ptr<const distribution>& cdf() const { return cdf_; }
+
+ private:
+  double us_;
+  std::shared_ptr<const distribution> cdf_;  // null when there were no samples
+};
+
 // Latency samples, kept whole (a window holds at most a few hundred thousand) so percentiles
 // are exact rather than bucketed.
 class samples {
@@ -55,22 +78,32 @@ class samples {
   void add(clock::duration d) {
     ns_.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
   }
-  void merge(const samples& other) { ns_.insert(ns_.end(), other.ns_.begin(), other.ns_.end()); }
+  void merge(const samples& other) {
+    ns_.insert(ns_.end(), other.ns_.begin(), other.ns_.end());
+    sorted_ = false;
+  }
   std::size_t count() const { return ns_.size(); }
-  // Nearest-rank percentile in microseconds; q in [0, 1]. NaN when empty.
-  double percentile_us(double q);
+  // Nearest-rank percentile in microseconds; q in [0, 1]. NaN when empty. Sorting (the first
+  // call after the samples were taken) also notes the distribution at cdf_quantiles.
+  percentile percentile_us(double q);
   double max_us();
 
  private:
   std::vector<std::int64_t> ns_;
   bool sorted_ = false;
+  std::shared_ptr<const distribution> cdf_;  // of ns_ as last sorted
 };
 
-// One JSON line with fields in insertion order. NaN numbers print as null.
+// One JSON line with fields in insertion order. NaN numbers print as null; a distribution as
+// [[q, us], ...].
 class result {
  public:
-  using value = std::variant<std::nullptr_t, double, std::int64_t, std::string>;
+  using value = std::variant<std::nullptr_t, double, std::int64_t, std::string, distribution>;
   result& set(const std::string& name, value v);
+  // A percentile's number; when the field is the p50 of a pair or of a handoff (pair_p50_us,
+  // handoff_p50_us: the one place that says which), also its samples' distribution, as
+  // pair_cdf_us / handoff_cdf_us ([[q, us], ...] at cdf_quantiles; bench/chart.py draws them).
+  result& set(const std::string& name, const percentile& p);
   std::string json() const;
 
  private:

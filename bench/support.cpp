@@ -17,15 +17,51 @@
 
 namespace relock_bench {
 
-double samples::percentile_us(double q) {
-  if (ns_.empty()) return std::nan("");
+const std::vector<double>& cdf_quantiles() {
+  static const std::vector<double> q{0,   0.01, 0.02, 0.05, 0.1,   0.2,   0.25,
+                                     0.3, 0.4,  0.5,  0.6,  0.7,   0.75,  0.8,
+                                     0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 1};
+  return q;
+}
+
+namespace {
+
+// Nearest rank in sorted nanoseconds (not empty), in microseconds.
+double nearest_rank_us(const std::vector<std::int64_t>& sorted, double q) {
+  auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+  rank = std::clamp<std::size_t>(rank, 1, sorted.size());
+  return static_cast<double>(sorted[rank - 1]) / 1000.0;
+}
+
+// The fields whose percentile carries its distribution into the line: a p50 field's name and
+// the distribution's.
+constexpr std::pair<const char*, const char*> kept_distributions[] = {
+    {"pair_p50_us", "pair_cdf_us"},
+    {"handoff_p50_us", "handoff_cdf_us"},
+};
+
+void append_number(std::string& out, double d) {
+  if (std::isfinite(d)) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6g", d);
+    out += buf;
+  } else {
+    out += "null";
+  }
+}
+
+}  // namespace
+
+percentile samples::percentile_us(double q) {
+  if (ns_.empty()) return {std::nan(""), nullptr};
   if (!sorted_) {
     std::sort(ns_.begin(), ns_.end());
     sorted_ = true;
+    auto cdf = std::make_shared<distribution>();
+    for (double at : cdf_quantiles()) cdf->emplace_back(at, nearest_rank_us(ns_, at));
+    cdf_ = std::move(cdf);
   }
-  auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(ns_.size())));
-  rank = std::clamp<std::size_t>(rank, 1, ns_.size());
-  return static_cast<double>(ns_[rank - 1]) / 1000.0;
+  return {nearest_rank_us(ns_, q), cdf_};
 }
 
 double samples::max_us() { return percentile_us(1.0); }
@@ -41,9 +77,22 @@ result& result::set(const std::string& name, value v) {
   return *this;
 }
 
+result& result::set(const std::string& name, const percentile& p) {
+  set(name, static_cast<double>(p));
+  for (const auto& [p50, cdf] : kept_distributions) {
+    if (name == p50) {
+      if (p.cdf()) {
+        set(cdf, *p.cdf());
+      } else {
+        set(cdf, nullptr);
+      }
+    }
+  }
+  return *this;
+}
+
 std::string result::json() const {
   std::string out = "{";
-  char buf[64];
   for (std::size_t i = 0; i < fields_.size(); ++i) {
     if (i) out += ", ";
     out += '"' + fields_[i].first + "\": ";
@@ -51,12 +100,18 @@ std::string result::json() const {
     if (std::holds_alternative<std::nullptr_t>(v)) {
       out += "null";
     } else if (auto d = std::get_if<double>(&v)) {
-      if (std::isfinite(*d)) {
-        std::snprintf(buf, sizeof buf, "%.6g", *d);
-        out += buf;
-      } else {
-        out += "null";
+      append_number(out, *d);
+    } else if (auto points = std::get_if<distribution>(&v)) {
+      out += '[';
+      for (std::size_t j = 0; j < points->size(); ++j) {
+        if (j) out += ", ";
+        out += '[';
+        append_number(out, (*points)[j].first);
+        out += ", ";
+        append_number(out, (*points)[j].second);
+        out += ']';
       }
+      out += ']';
     } else if (auto n = std::get_if<std::int64_t>(&v)) {
       out += std::to_string(*n);
     } else {

@@ -204,6 +204,11 @@ public final class RedissonBench {
     }
   }
 
+  // The quantiles of a distribution field (pair_cdf_us, handoff_cdf_us), as relock_bench's
+  // (bench/support.cpp, cdf_quantiles): the minimum ... 0.5 ... 0.999, the maximum.
+  static final double[] CDF_QUANTILES = {0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.3, 0.4, 0.5,
+      0.6, 0.7, 0.75, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 1};
+
   // ------------------------------------------------------------------------------------------
   // The JSON line: fields in insertion order, numbers as C's %.6g, NaN as null (the shared
   // writer's BENCH layout, the same bytes as relock_bench's result::json).
@@ -215,6 +220,22 @@ public final class RedissonBench {
     Result set(String name, Object v) {
       fields.put(name, v);
       return this;
+    }
+
+    /**
+     * The samples' distribution as NAME_cdf_us, [[q, us], ...] at CDF_QUANTILES (null when
+     * there are none), set right after NAME_p50_us as relock_bench sets it (bench/support.cpp,
+     * result::set of a percentile): NAME is "pair" or "handoff"; bench/chart.py draws them.
+     */
+    Result cdf(String name, Samples s) {
+      List<List<Double>> points = null;
+      if (s.count() > 0) {
+        points = new ArrayList<>();
+        for (double q : CDF_QUANTILES) {
+          points.add(List.of(q, s.percentileUs(q)));
+        }
+      }
+      return set(name + "_cdf_us", points);
     }
 
     String json() {
@@ -733,6 +754,7 @@ public final class RedissonBench {
     Result r = makeResult();
     r.set("pairs_per_s", pairs / window)
         .set("pair_p50_us", pair.percentileUs(0.50))
+        .cdf("pair", pair)
         .set("pair_p99_us", pair.percentileUs(0.99))
         .set("pair_max_us", pair.maxUs())
         .set("pairs", pairs)
@@ -781,6 +803,7 @@ public final class RedissonBench {
     Result r = makeResult();
     r.set("pairs_per_s", total / w.window())
         .set("pair_p50_us", all.percentileUs(0.50))
+        .cdf("pair", all)
         .set("pair_p99_us", all.percentileUs(0.99))
         .set("pair_max_us", all.maxUs())
         .set("threads", (long) threads)
@@ -1080,6 +1103,7 @@ public final class RedissonBench {
     Result r = makeResult();
     r.set("acq_per_s", acquisitions / w.window())
         .set("handoff_p50_us", handoffs.percentileUs(0.50))
+        .cdf("handoff", handoffs)
         .set("handoff_p99_us", handoffs.percentileUs(0.99))
         .set("handoff_max_us", handoffs.maxUs())
         .set("handoffs_per_s", handoffs.count() / w.window())
@@ -1141,6 +1165,7 @@ public final class RedissonBench {
     Result r = makeResult();
     r.set("acq_per_s", total / w.window())
         .set("pair_p50_us", all.percentileUs(0.50))
+        .cdf("pair", all)
         .set("pair_p99_us", all.percentileUs(0.99))
         .set("pair_max_us", all.maxUs())
         .set("threads", (long) threads)
@@ -1769,6 +1794,7 @@ public final class RedissonBench {
     Result r = makeResult();
     r.set("pairs_per_s", total / w.window())
         .set("pair_p50_us", all.percentileUs(0.50))
+        .cdf("pair", all)
         .set("pair_p99_us", all.percentileUs(0.99))
         .set("pair_max_us", all.maxUs())
         .set("wait_p50_us", waits.percentileUs(0.50))
