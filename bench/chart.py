@@ -275,7 +275,7 @@ def draw_bars(svg, y, panels):
                      fill=MUTED if name == "ceiling" else INK)
             w = max(r * scale, 1.5)
             svg.rect(left, y, w, bar_h, colour)
-            lw = text_width(label, 12.5)
+            lw = text_width(label, 12.5) * 1.15  # bold, inside the bar: wider than the estimate
             if lw + 12 <= w:
                 fill = "#ffffff" if colour in (PALETTE[0], PALETTE[2], CEILING_COLOUR) else INK
                 svg.text(left + w - 6, y + bar_h - 5, label, size=12.5, anchor="end", fill=fill,
