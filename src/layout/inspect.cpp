@@ -252,7 +252,7 @@ std::error_code decode(const resp::reply& r, lock_info& info) {
 
 // Completes `info` with what the master that answered says of itself: its name and version,
 // and with replica sync on, how far its replicas are. Neither fails the inspect: a server that
-// refuses INFO leaves them empty.
+// refuses INFO leaves them empty. Two round trips after the script, one with sync off.
 void ask_server(exec::executor& executor, lock_info info, inspect_callback done) {
   const std::string key = info.key;
   executor.run(
@@ -260,7 +260,9 @@ void ask_server(exec::executor& executor, lock_info info, inspect_callback done)
       [&executor, info = std::move(info), done = std::move(done)](std::error_code ec,
                                                                   resp::reply r) mutable {
         if (!ec && r.is_string()) info.server = detail::server_name_of(r.str);
-        if (info.synced_replicas == 0) return done({}, "", std::move(info));
+        // INFO refused (an ACL without it) or the client going away: the replicas' INFO
+        // would meet the same.
+        if (ec || info.synced_replicas == 0) return done({}, "", std::move(info));
         const std::string key = info.key;
         executor.run(
             key, resp::request{"INFO", "replication"},
