@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Python Client's C++ side, and the bind_* functions each file of python/src gives the module.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <relock/client.hpp>
+#include <relock/config.hpp>
+
+#include <memory>
+
+namespace relock::python {
+
+namespace py = pybind11;
+
+// Owns the relock::client behind a Python Client. close() (or the object's end) shuts it down
+// with the GIL released; handles made from it fail with errc::cancelled afterwards.
+class client_handle {
+ public:
+  explicit client_handle(relock::config settings);
+  ~client_handle();
+  client_handle(const client_handle&) = delete;
+  client_handle& operator=(const client_handle&) = delete;
+
+  void close();
+  bool closed() const { return client_ == nullptr; }
+  // Throws errc::cancelled once closed.
+  relock::client& get() const;
+
+ private:
+  std::unique_ptr<relock::client> client_;
+};
+
+void bind_client(py::module_& m);
+void bind_locks(py::module_& m);
+void bind_synchronizers(py::module_& m);
+void bind_queues(py::module_& m);
+
+}  // namespace relock::python
