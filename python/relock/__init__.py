@@ -10,12 +10,15 @@ from . import errors
 from ._client import Client
 from ._info import Holder, LockInfo, QueueInfo, QueuedWaiter, SemaphorePermit
 from ._locks import FencedLock, Lock, MultiLock, ReadWriteLock, RedLock
+from ._queues import BlockingQueue, DelayedQueue
 from ._relock import Owner
+from ._synchronizers import CountDownLatch, Permit, PermitExpirableSemaphore, Semaphore
 from .errors import Error
 
 __version__ = "1.0.0"
 
 __all__ = [
     "Client", "Owner", "Lock", "FencedLock", "ReadWriteLock", "MultiLock", "RedLock",
-    "LockInfo", "Holder", "QueuedWaiter", "SemaphorePermit", "QueueInfo", "Error", "errors",
+    "Semaphore", "PermitExpirableSemaphore", "Permit", "CountDownLatch", "BlockingQueue",
+    "DelayedQueue", "LockInfo", "Holder", "QueuedWaiter", "SemaphorePermit", "QueueInfo", "Error", "errors",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import os
 import weakref
 from types import TracebackType
 from typing import Any, Callable
@@ -13,6 +14,8 @@ from . import _relock
 from ._durations import Duration, seconds
 from ._info import LockInfo, QueueInfo
 from ._locks import FencedLock, Lock, ReadWriteLock
+from ._queues import BlockingQueue, DelayedQueue
+from ._synchronizers import CountDownLatch, PermitExpirableSemaphore, Semaphore
 
 _logger = logging.getLogger("relock")
 _LEVELS = (logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR)
@@ -25,6 +28,21 @@ _open: weakref.WeakSet[Client] = weakref.WeakSet()
 def _close_all() -> None:
     for client in list(_open):
         client.close()
+    # Threads still inside relock calls (a daemon thread's acquire, ended by the close) must
+    # be back in Python before the interpreter finalizes: CPython would end them in a way the
+    # C++ below them cannot survive (python/src/bridge.hpp, released_gil).
+    _relock.wait_for_threads_back(5.0)
+
+
+def _abandon_all_in_child() -> None:
+    # A fork()ed child has none of its parent's I/O threads: the parent's clients can neither
+    # work nor be closed here (relock/_process.py).
+    for client in list(_open):
+        client._impl.abandon()
+    _open.clear()
+
+
+os.register_at_fork(after_in_child=_abandon_all_in_child)
 
 
 def _log(level: int, line: str) -> None:
@@ -130,25 +148,28 @@ class Client:
         return ReadWriteLock(Lock(_relock.make_lock(self._impl, "read", name), self),
                              Lock(_relock.make_lock(self._impl, "write", name), self))
 
-    # ---- semaphores, latch, queues (python/relock/_synchronizers.py, _queues.py) ----
-    def semaphore(self, name: str) -> Any:
-        from ._synchronizers import Semaphore
-        return Semaphore._make(self, name)
+    # ---- semaphores, latch, queues ----
+    def semaphore(self, name: str, *, wait_when_absent: bool = False) -> Semaphore:
+        """A counting semaphore (Redisson's RSemaphore). ``wait_when_absent``: acquiring from a
+        name that holds nothing waits (as Redisson does) instead of raising NotInitialized."""
+        return Semaphore._make(self, name, wait_when_absent)
 
-    def permit_expirable_semaphore(self, name: str) -> Any:
-        from ._synchronizers import PermitExpirableSemaphore
-        return PermitExpirableSemaphore._make(self, name)
+    def permit_expirable_semaphore(self, name: str, *,
+                                   wait_when_absent: bool = False) -> PermitExpirableSemaphore:
+        """A semaphore whose permits have ids and leases (Redisson's
+        RPermitExpirableSemaphore)."""
+        return PermitExpirableSemaphore._make(self, name, wait_when_absent)
 
-    def count_down_latch(self, name: str) -> Any:
-        from ._synchronizers import CountDownLatch
+    def count_down_latch(self, name: str) -> CountDownLatch:
+        """Redisson's RCountDownLatch."""
         return CountDownLatch._make(self, name)
 
-    def blocking_queue(self, name: str) -> Any:
-        from ._queues import BlockingQueue
+    def blocking_queue(self, name: str) -> BlockingQueue:
+        """Redisson's RBlockingQueue of bytes."""
         return BlockingQueue._make(self, name)
 
-    def delayed_queue(self, destination: str) -> Any:
-        from ._queues import DelayedQueue
+    def delayed_queue(self, destination: str) -> DelayedQueue:
+        """Redisson's RDelayedQueue, feeding the blocking queue ``destination``."""
         return DelayedQueue._make(self, destination)
 
     # ---- what Redis holds ----

@@ -10,9 +10,10 @@ from . import _relock
 from ._durations import Duration, seconds, wait_of
 from ._owners import owner_id
 from ._relock import Owner
+from ._process import ProcessBound
 
 
-class _Hold:
+class _Hold(ProcessBound):
     """What every lock and lock set shares: acquire, release and ``with``.
 
     The owner is the calling thread unless ``owner=`` names a :class:`relock.Owner`: a thread
@@ -21,7 +22,7 @@ class _Hold:
     """
 
     def __init__(self, impl: Any, keep: Any = None) -> None:
-        self._impl = impl
+        self._bind(impl)
         self._keep = keep  # what the handle needs alive: its client, or its members
 
     def acquire(self, blocking: bool = True, timeout: Duration | None = -1, *,

@@ -15,10 +15,13 @@ from typing import Any
 
 from . import _client, _locks, _relock
 from ._aio import ignore, operation
+from ._aio_queues import BlockingQueue, DelayedQueue
+from ._aio_synchronizers import CountDownLatch, Permit, PermitExpirableSemaphore, Semaphore
 from ._durations import Duration, seconds
 from ._info import LockInfo, QueueInfo
 from ._owners import task_owner
 from ._relock import Owner
+from ._process import ProcessBound
 
 
 async def _in_executor(function: Any, *args: Any) -> Any:
@@ -26,12 +29,12 @@ async def _in_executor(function: Any, *args: Any) -> Any:
         None, functools.partial(function, *args))
 
 
-class _AsyncHold:
+class _AsyncHold(ProcessBound):
     """acquire / release / ``async with`` for a lock or lock set, owned by the task."""
 
     def __init__(self, blocking: _locks._Hold) -> None:
         self._blocking = blocking
-        self._impl = blocking._impl
+        self._bind(blocking._impl)
 
     async def acquire(self, timeout: Duration | None = None, *, lease: Duration | None = None,
                       owner: Owner | None = None) -> bool:
@@ -190,24 +193,21 @@ class Client:
         both = self.blocking.read_write_lock(name)
         return ReadWriteLock(Lock(both.read), Lock(both.write))
 
-    def semaphore(self, name: str) -> Any:
-        from ._aio_synchronizers import Semaphore
-        return Semaphore(self.blocking.semaphore(name))
+    def semaphore(self, name: str, *, wait_when_absent: bool = False) -> Semaphore:
+        return Semaphore(self.blocking.semaphore(name, wait_when_absent=wait_when_absent))
 
-    def permit_expirable_semaphore(self, name: str) -> Any:
-        from ._aio_synchronizers import PermitExpirableSemaphore
-        return PermitExpirableSemaphore(self.blocking.permit_expirable_semaphore(name))
+    def permit_expirable_semaphore(self, name: str, *,
+                                   wait_when_absent: bool = False) -> PermitExpirableSemaphore:
+        return PermitExpirableSemaphore(
+            self.blocking.permit_expirable_semaphore(name, wait_when_absent=wait_when_absent))
 
-    def count_down_latch(self, name: str) -> Any:
-        from ._aio_synchronizers import CountDownLatch
+    def count_down_latch(self, name: str) -> CountDownLatch:
         return CountDownLatch(self.blocking.count_down_latch(name))
 
-    def blocking_queue(self, name: str) -> Any:
-        from ._aio_queues import BlockingQueue
+    def blocking_queue(self, name: str) -> BlockingQueue:
         return BlockingQueue(self.blocking.blocking_queue(name))
 
-    def delayed_queue(self, destination: str) -> Any:
-        from ._aio_queues import DelayedQueue
+    def delayed_queue(self, destination: str) -> DelayedQueue:
         return DelayedQueue(self.blocking.delayed_queue(destination))
 
     async def inspect(self, name: str) -> LockInfo:
@@ -217,4 +217,7 @@ class Client:
         return await _in_executor(self.blocking.inspect_queue, name)
 
 
-__all__ = ["Client", "Lock", "FencedLock", "ReadWriteLock", "MultiLock", "RedLock", "Owner"]
+__all__ = [
+    "Client", "Lock", "FencedLock", "ReadWriteLock", "MultiLock", "RedLock", "Owner", "Semaphore",
+    "PermitExpirableSemaphore", "Permit", "CountDownLatch", "BlockingQueue", "DelayedQueue",
+]

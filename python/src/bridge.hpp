@@ -10,6 +10,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
@@ -24,6 +25,32 @@
 namespace relock::python {
 
 namespace py = pybind11;
+
+// How many threads are inside a released_gil now.
+std::atomic<int>& threads_outside_gil();
+
+// The GIL released for a call into relock, counted so that the interpreter's exit can wait for
+// every such thread to be back (wait_for_threads_back, from relock/_client.py's atexit): CPython
+// ends a thread that retakes the GIL during finalization with pthread_exit, and from the
+// destructor of a plain gil_scoped_release that unwinding is std::terminate (pybind11 #2215).
+// Members: the count goes up before the GIL is released, and down after it is taken back.
+class released_gil {
+ public:
+  released_gil() = default;
+  released_gil(const released_gil&) = delete;
+  released_gil& operator=(const released_gil&) = delete;
+
+ private:
+  struct counted {
+    counted() { threads_outside_gil().fetch_add(1); }
+    ~counted() { threads_outside_gil().fetch_sub(1); }
+  } count_;
+  py::gil_scoped_release release_;
+};
+
+// With the GIL released, waits up to `seconds` for every other thread in a released_gil to be
+// back; whether they all were.
+bool wait_for_threads_back(double seconds);
 
 // A value-less operation's T.
 struct nothing {};
@@ -62,7 +89,7 @@ T wait_interruptibly(Start&& start, Undo&& undo) {
   std::stop_source stop;
   std::optional<py::error_already_set> interrupted;
   {
-    py::gil_scoped_release unlocked;
+    released_gil unlocked;
     start(stop.get_token(), [shared](std::exception_ptr failure, T value) {
       std::lock_guard guard(shared->mutex);
       shared->failure = std::move(failure);
@@ -85,7 +112,7 @@ T wait_interruptibly(Start&& start, Undo&& undo) {
   }
   if (interrupted) {
     if (!shared->failure) {
-      py::gil_scoped_release unlocked;
+      released_gil unlocked;
       undo(shared->value);
     }
     throw std::move(*interrupted);
@@ -118,7 +145,7 @@ template <class T, class Start>
 std::shared_ptr<cancel_handle> start_for_python(Start&& start, py::object done) {
   auto handle = std::make_shared<cancel_handle>();
   auto callback = keep_for_io_thread(std::move(done));
-  py::gil_scoped_release unlocked;
+  released_gil unlocked;
   start(handle->token(), [callback](std::exception_ptr failure, T value) {
     py::gil_scoped_acquire held;
     try {

@@ -19,7 +19,7 @@
 namespace relock::python {
 
 client_handle::client_handle(relock::config settings) {
-  py::gil_scoped_release unlocked;  // connecting may take up to connect_timeout
+  released_gil unlocked;  // connecting may take up to connect_timeout
   client_ = std::make_unique<relock::client>(std::move(settings));
 }
 
@@ -30,11 +30,21 @@ void client_handle::close() {
   if (!closing) return;
   // Its I/O thread may be waiting for the GIL (an asyncio completion, a log line) before it can
   // finish and be joined.
-  py::gil_scoped_release unlocked;
+  released_gil unlocked;
   closing.reset();
 }
 
+void client_handle::abandon() {
+  static_cast<void>(client_.release());
+  abandoned_ = true;
+}
+
 relock::client& client_handle::get() const {
+  if (abandoned_) {
+    throw relock::error(relock::errc::would_deadlock,
+                        "this client was made before fork(): its I/O thread is in the parent "
+                        "process; make a new Client in the child");
+  }
   if (!client_) throw relock::error(relock::errc::cancelled, "the client is closed");
   return *client_;
 }
@@ -198,6 +208,7 @@ void bind_client(py::module_& m) {
            }),
            py::arg("url"))
       .def("close", &client_handle::close)
+      .def("abandon", &client_handle::abandon)
       .def_property_readonly("closed", &client_handle::closed)
       .def_property_readonly("id", [](const client_handle& c) { return c.get().id(); })
       .def_property_readonly("url", [](const client_handle& c) { return c.get().settings().url; })
@@ -206,7 +217,7 @@ void bind_client(py::module_& m) {
           [](const client_handle& c, const std::string& name) {
             relock::lock_info info;
             {
-              py::gil_scoped_release unlocked;
+              released_gil unlocked;
               info = c.get().inspect(name);
             }
             return to_dict(info);
@@ -217,7 +228,7 @@ void bind_client(py::module_& m) {
           [](const client_handle& c, const std::string& name) {
             relock::queue_info info;
             {
-              py::gil_scoped_release unlocked;
+              released_gil unlocked;
               info = c.get().inspect_queue(name);
             }
             return to_dict(info);

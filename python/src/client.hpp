@@ -23,12 +23,17 @@ class client_handle {
   client_handle& operator=(const client_handle&) = delete;
 
   void close();
+  // In a fork()ed child: the client's I/O thread exists only in the parent, so it can neither
+  // work nor be joined here. Forgets it (its memory is the parent's copy) without a word to
+  // its connections, which the parent still uses.
+  void abandon();
   bool closed() const { return client_ == nullptr; }
   // Throws errc::cancelled once closed.
   relock::client& get() const;
 
  private:
   std::unique_ptr<relock::client> client_;
+  bool abandoned_ = false;
 };
 
 void bind_client(py::module_& m);

@@ -165,7 +165,7 @@ std::vector<relock::mutex> members_of(const py::list& locks) {
 }  // namespace
 
 void bind_locks(py::module_& m) {
-  using release_gil = py::call_guard<py::gil_scoped_release>;
+  using release_gil = py::call_guard<released_gil>;
 
   py::class_<cancel_handle, std::shared_ptr<cancel_handle>>(m, "CancelHandle")
       .def("cancel", &cancel_handle::cancel);
@@ -179,7 +179,7 @@ void bind_locks(py::module_& m) {
           "is_held_by",
           [](const relock::mutex& l, std::optional<std::uint64_t> owner_id) {
             relock::owner who = owner_of(owner_id);
-            py::gil_scoped_release unlocked;
+            released_gil unlocked;
             return l.is_held_by(who);
           },
           py::arg("owner"))
@@ -187,7 +187,7 @@ void bind_locks(py::module_& m) {
           "hold_count",
           [](const relock::mutex& l, std::optional<std::uint64_t> owner_id) {
             relock::owner who = owner_of(owner_id);
-            py::gil_scoped_release unlocked;
+            released_gil unlocked;
             return l.hold_count(who);
           },
           py::arg("owner"))
@@ -206,7 +206,7 @@ void bind_locks(py::module_& m) {
            [](const relock::mutex& l) {
              std::optional<std::chrono::milliseconds> left;
              {
-               py::gil_scoped_release unlocked;
+               released_gil unlocked;
                left = l.remaining_lease();
              }
              return seconds_or_none(left);
@@ -217,7 +217,7 @@ void bind_locks(py::module_& m) {
             relock::owner who = owner_of(owner_id);
             std::optional<std::chrono::milliseconds> left;
             {
-              py::gil_scoped_release unlocked;
+              released_gil unlocked;
               left = l.valid_for(who);
             }
             return seconds_or_none(left);
@@ -259,7 +259,7 @@ void bind_locks(py::module_& m) {
           "fence",
           [](const relock::fenced_lock& l, std::optional<std::uint64_t> owner_id) {
             relock::owner who = owner_of(owner_id);
-            py::gil_scoped_release unlocked;
+            released_gil unlocked;
             return l.fence(who);
           },
           py::arg("owner"));
