@@ -91,10 +91,14 @@ T wait_interruptibly(Start&& start, Undo&& undo) {
   {
     released_gil unlocked;
     start(stop.get_token(), [shared](std::exception_ptr failure, T value) {
-      std::lock_guard guard(shared->mutex);
-      shared->failure = std::move(failure);
-      shared->value = std::move(value);
-      shared->done = true;
+      {
+        std::lock_guard guard(shared->mutex);
+        shared->failure = std::move(failure);
+        shared->value = std::move(value);
+        shared->done = true;
+      }
+      // Outside the lock: a waiter woken while it is still held would find it taken and sleep
+      // once more (bench/RESULTS.md, Python: 6.3 context switches per pair instead of 3.6).
       shared->ended.notify_all();
     });
     std::unique_lock guard(shared->mutex);
