@@ -16,7 +16,9 @@ what that is, "ceiling_is", and "ratio", its headline figure over the ceiling):
   and the ceiling itself. A bar's length is the median of the entry's headline figure over the
   repetitions divided by the median ceiling, so the ceiling's bar is 1 (the dashed line) and the
   figure printed on a bar is the one the table shows. Each panel has its own scale and says what
-  its figure is, which way is better and what 1 stands for.
+  its figure is, which way is better and what 1 stands for. An entry over OFF_SCALE (20) x the
+  ceiling beside others within it (a Python peer that polls, bench/run --python) is cut at the
+  axis's end, with a break and "off scale" on it, so that the others stay readable.
 - The distribution of the uncontended pair (pair_cdf_us) and of the handoff (handoff_cdf_us) as
   CDFs, x in us on a log scale, one line per entry: the quantiles the drivers print
   (bench/support.cpp, cdf_quantiles), of the repetition whose p50 is the median of the entry's
@@ -69,6 +71,7 @@ FIGURE = {
     "latch": "count_down wake-up p50",
     "connect": "client start p50",
 }
+OFF_SCALE = 20  # draw_bars: bars above this many x the ceiling may be cut (see there)
 SKIP = {"many-held"}  # its reference is a budget of renewal commands, not what the server allows
 
 # The distributions drawn: (scenario, field, its p50 field, title).
@@ -101,10 +104,12 @@ def entries(lines):
 
 
 def name_of(lib, variant):
-    if lib == "relock":
-        return "relock" if variant == "default" else "relock " + variant
-    # "4.7.0 codec=Kryo5Codec ...": the version alone.
-    return "%s %s" % (lib[:1].upper() + lib[1:], (variant or "").split(" ")[0])
+    if lib in ("relock", "relock-python"):  # this repo's: C++, and the Python binding
+        return lib if variant == "default" else lib + " " + variant
+    # "4.7.0 codec=Kryo5Codec ...": the version alone. The Python peers (bench/run --python)
+    # keep their packages' spelling: redis-py, pottery.
+    name = "Redisson" if lib == "redisson" else lib
+    return "%s %s" % (name, (variant or "").split(" ")[0])
 
 
 def server_of(lines, server):
@@ -264,7 +269,13 @@ def draw_bars(svg, y, panels):
         svg.add('<text x="24" y="%.1f" font-size="14" fill="%s"><tspan font-weight="bold">%s'
                 '</tspan>  \u2014  %s</text>' % (y + 15, INK, escape(scenario), escape(header)))
         y += 26
-        limit = nice_limit(max(max(b[2] for b in bars), 1.0) * 1.03)
+        # An entry hundreds of times the ceiling (a library that polls, bench/run --python)
+        # would leave the others a pixel wide: the axis then ends past the largest bar within
+        # OFF_SCALE x, and the bars beyond it are cut, with a break and "off scale" on them.
+        within = [b[2] for b in bars[:-1] if b[2] <= OFF_SCALE]
+        top = max(within) if within and len(within) < len(bars) - 1 else \
+            max(b[2] for b in bars)
+        limit = nice_limit(max(top, 1.0) * 1.03)
         scale = (right - left) / limit
         # The ceiling's mark (behind the bars, so that it crosses no number) and the axis.
         bottom = y + len(bars) * (bar_h + gap) - gap
@@ -273,9 +284,15 @@ def draw_bars(svg, y, panels):
         for name, colour, r, label in bars:
             svg.text(left - 8, y + bar_h - 5, name, size=13, anchor="end",
                      fill=MUTED if name == "ceiling" else INK)
-            w = max(r * scale, 1.5)
+            w = max(min(r, limit) * scale, 1.5)
             svg.rect(left, y, w, bar_h, colour)
+            if r > limit:
+                label += ", off scale"
             lw = text_width(label, 12.5) * 1.15  # bold, inside the bar: wider than the estimate
+            if r > limit:
+                for dx in (0, 6):  # the break: two white slashes, left of the figure
+                    x = max(left + w - lw - 30, left + 8) + dx
+                    svg.line(x, y + bar_h + 1, x + 6, y - 1, stroke="#ffffff", width=2.5)
             if lw + 12 <= w:
                 fill = "#ffffff" if colour in (PALETTE[0], PALETTE[2], CEILING_COLOUR) else INK
                 svg.text(left + w - 6, y + bar_h - 5, label, size=12.5, anchor="end", fill=fill,
@@ -391,6 +408,8 @@ def draw(lines, title=None, server=None, machine=None, when=None, source=None):
     reps = max((l.get("rep") or 0 for l in lines), default=0)
     svg = Svg()
     y = 34
+    if any(lib == "relock-python" for lib, _, _ in shown):  # every name would not fit
+        title = title or "relock, relock-python and their peers vs the ceiling, on %s" % server
     svg.text(24, y, title or "relock vs %s vs the ceiling, on %s" % (
         " vs ".join(peers) if peers else "its ceiling", server), size=21, weight="bold")
     y += 22
