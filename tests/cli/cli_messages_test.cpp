@@ -5,6 +5,8 @@
 
 #include "cli_fixture.hpp"
 
+namespace cli_messages_test {  // keeps this file's names apart in a unity build
+
 using namespace std::chrono_literals;
 using namespace relock::test;
 using json = nlohmann::json;
@@ -146,3 +148,5 @@ TEST_F(cli, each_subcommands_help_lists_its_own_exit_codes) {
   }
   EXPECT_TRUE(has(run_cli({"--help"}).out, "126/127"));  // the whole list, at the top
 }
+
+}  // namespace cli_messages_test

@@ -8,6 +8,8 @@
 #include "support/client_settings.hpp"
 #include "support/permit_ids.hpp"
 
+namespace cli_semaphore_admin_test {  // keeps this file's names apart in a unity build
+
 using namespace std::chrono_literals;
 using namespace relock::test;
 
@@ -119,3 +121,5 @@ TEST_F(cli, a_plain_semaphore_release_past_a_java_int_is_refused_changing_nothin
   s.release(1);
   EXPECT_EQ(s.available_permits(), 2147483647);
 }
+
+}  // namespace cli_semaphore_admin_test

@@ -17,6 +17,8 @@
 #include "cli_fixture.hpp"
 #include "support/client_settings.hpp"
 
+namespace cli_semaphore_test {  // keeps this file's names apart in a unity build
+
 using namespace std::chrono_literals;
 using namespace relock::test;
 using json = nlohmann::json;
@@ -323,3 +325,5 @@ TEST_F(cli_semaphore, status_shows_a_counters_value) {
   EXPECT_EQ(j["value"], 4);
   EXPECT_FALSE(j["node"].get<std::string>().empty());
 }
+
+}  // namespace cli_semaphore_test

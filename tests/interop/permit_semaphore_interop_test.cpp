@@ -34,6 +34,8 @@
 #include "support/permit_ids.hpp"
 #include "support/wait.hpp"
 
+namespace permit_semaphore_interop_test {  // keeps this file's names apart in a unity build
+
 using namespace std::chrono_literals;
 using namespace relock::test;
 using relock::errc;
@@ -432,3 +434,5 @@ TEST_P(permit_semaphore_interop, releases_wake_the_other_sides_waiters) {
 INSTANTIATE_TEST_SUITE_P(redisson, permit_semaphore_interop,
                          ::testing::ValuesIn(redisson_driver::jar_params()),
                          [](const auto& info) { return redisson_driver::param_name(info.param); });
+
+}  // namespace permit_semaphore_interop_test

@@ -35,6 +35,8 @@
 #include "support/error_of.hpp"
 #include "support/wait.hpp"
 
+namespace semaphore_interop_test {  // keeps this file's names apart in a unity build
+
 using namespace std::chrono_literals;
 using namespace relock::test;
 using steady = std::chrono::steady_clock;
@@ -284,3 +286,5 @@ TEST_P(semaphore_interop, waiters_on_a_semaphore_never_set_are_woken_by_the_othe
 INSTANTIATE_TEST_SUITE_P(redisson, semaphore_interop,
                          ::testing::ValuesIn(redisson_driver::jar_params()),
                          [](const auto& info) { return redisson_driver::param_name(info.param); });
+
+}  // namespace semaphore_interop_test

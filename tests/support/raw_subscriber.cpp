@@ -11,7 +11,7 @@
 namespace relock::test {
 namespace {
 
-timeval to_timeval(std::chrono::milliseconds ms) {
+timeval timeval_of(std::chrono::milliseconds ms) {
   timeval tv{};
   tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
   tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
@@ -25,7 +25,7 @@ void raw_subscriber::context_deleter::operator()(redisContext* c) const { redisF
 raw_subscriber::raw_subscriber(const redis_server& server, const std::string& channel,
                                bool sharded) {
   context_.reset(redisConnectWithTimeout(server.host().c_str(), server.port(),
-                                         to_timeval(std::chrono::seconds(5))));
+                                         timeval_of(std::chrono::seconds(5))));
   if (!context_ || context_->err) throw std::runtime_error("raw_subscriber: cannot connect");
   const auto& o = server.options();
   if (!o.password.empty()) {
@@ -44,7 +44,7 @@ raw_subscriber::raw_subscriber(const redis_server& server, const std::string& ch
 raw_subscriber::~raw_subscriber() = default;
 
 std::optional<std::string> raw_subscriber::next(std::chrono::milliseconds timeout) {
-  redisSetTimeout(context_.get(), to_timeval(timeout));
+  redisSetTimeout(context_.get(), timeval_of(timeout));
   void* raw = nullptr;
   if (redisGetReply(context_.get(), &raw) != REDIS_OK || raw == nullptr) return std::nullopt;
   auto* r = static_cast<redisReply*>(raw);

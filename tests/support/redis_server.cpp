@@ -16,9 +16,9 @@ namespace {
 using namespace std::chrono_literals;
 
 // Generous for a server that starts in milliseconds, so a loaded CI machine is not a failure.
-constexpr auto ready_timeout = 10s;
+constexpr auto server_ready_timeout = 10s;
 // Binding a free port can still lose a race with another process; try a few ports.
-constexpr int launch_attempts = 5;
+constexpr int server_launch_attempts = 5;
 
 std::string percent_encode(std::string_view s) {
   static constexpr char hex[] = "0123456789ABCDEF";
@@ -49,10 +49,10 @@ redis_server::redis_server(redis_options options)
       } while (tls_port_ == port_);
     }
     if (launch() == launch_result::ready) return;
-    if (attempt == launch_attempts) {
-      throw std::runtime_error("redis-server could not bind a free port in " +
-                               std::to_string(launch_attempts) + " attempts; last lines of " +
-                               process_.output().string() + ":\n" + log_tail());
+    if (attempt == server_launch_attempts) {
+      throw std::runtime_error(
+          "redis-server could not bind a free port in " + std::to_string(server_launch_attempts) +
+          " attempts; last lines of " + process_.output().string() + ":\n" + log_tail());
     }
   }
 }
@@ -94,7 +94,7 @@ void redis_server::start() {
   // Same port by contract, so no new port on a lost race: wait briefly for it instead.
   for (int attempt = 1;; ++attempt) {
     if (launch() == launch_result::ready) return;
-    if (attempt == launch_attempts) {
+    if (attempt == server_launch_attempts) {
       throw std::runtime_error("redis-server could not bind its port " + std::to_string(port_) +
                                " again; last lines of " + process_.output().string() + ":\n" +
                                log_tail());
@@ -109,7 +109,7 @@ redis_server::launch_result redis_server::launch() {
   write_file(config, redis_config(options_, port_, dir(), log, tls_port_));
   // The log is also the child's stdout/stderr: config errors are printed before Redis opens it.
   process_.spawn({program_.string(), config.string()}, log);
-  return process_.wait_started([this] { return answers_as_ours(); }, ready_timeout,
+  return process_.wait_started([this] { return answers_as_ours(); }, server_ready_timeout,
                                "redis-server on " + host_ + ":" + std::to_string(port_)) ==
                  server_process::start::ready
              ? launch_result::ready

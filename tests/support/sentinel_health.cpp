@@ -22,10 +22,10 @@ constexpr auto health_poll = 50ms;
 // still catching up trails by more.
 constexpr long long max_replica_lag_bytes = 16 * 1024;
 
-std::string address(std::uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
+std::string address_of(std::uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
 
 // The value of `key` in "key:value\r\n" lines (INFO); empty when absent.
-std::string info_field(std::string_view text, std::string_view key) {
+std::string info_value(std::string_view text, std::string_view key) {
   for (std::size_t at = 0; at < text.size();) {
     auto end = text.find("\r\n", at);
     if (end == std::string_view::npos) end = text.size();
@@ -80,14 +80,14 @@ std::string master_problem(raw_client& master, std::uint16_t replica) {
     return "says ROLE " + to_string(role);
   }
   const auto info = master.command({"INFO", "replication"}).str;
-  if (info_field(info, "connected_slaves") != "1") {
-    return "has " + info_field(info, "connected_slaves") + " replicas connected";
+  if (info_value(info, "connected_slaves") != "1") {
+    return "has " + info_value(info, "connected_slaves") + " replicas connected";
   }
-  const auto slave = info_field(info, "slave0");
+  const auto slave = info_value(info, "slave0");
   if (list_field(slave, "port") != std::to_string(replica)) return "replicates to " + slave;
   if (list_field(slave, "state") != "online") return "has its replica " + slave;
   const auto lag =
-      std::stoll(info_field(info, "master_repl_offset")) - std::stoll(list_field(slave, "offset"));
+      std::stoll(info_value(info, "master_repl_offset")) - std::stoll(list_field(slave, "offset"));
   if (lag > max_replica_lag_bytes) {
     return "has its replica " + std::to_string(lag) + " bytes behind (" + slave + ")";
   }
@@ -97,14 +97,14 @@ std::string master_problem(raw_client& master, std::uint16_t replica) {
 // The replica's link to `master` is up and done syncing.
 std::string replica_problem(raw_client& replica, std::uint16_t master) {
   const auto info = replica.command({"INFO", "replication"}).str;
-  if (info_field(info, "role") != "slave") return "says role:" + info_field(info, "role");
-  if (info_field(info, "master_port") != std::to_string(master)) {
-    return "replicates 127.0.0.1:" + info_field(info, "master_port");
+  if (info_value(info, "role") != "slave") return "says role:" + info_value(info, "role");
+  if (info_value(info, "master_port") != std::to_string(master)) {
+    return "replicates 127.0.0.1:" + info_value(info, "master_port");
   }
-  if (info_field(info, "master_link_status") != "up") {
-    return "has master_link_status:" + info_field(info, "master_link_status");
+  if (info_value(info, "master_link_status") != "up") {
+    return "has master_link_status:" + info_value(info, "master_link_status");
   }
-  if (info_field(info, "master_sync_in_progress") != "0") return "is still syncing";
+  if (info_value(info, "master_sync_in_progress") != "0") return "is still syncing";
   return {};
 }
 
@@ -113,7 +113,7 @@ std::string replica_problem(raw_client& replica, std::uint16_t master) {
 std::string view_problem(raw_client& sentinel, const std::string& name, int sentinels,
                          std::uint16_t replica) {
   const auto info = sentinel.command({"INFO", "sentinel"}).str;
-  if (info_field(info, "sentinel_tilt") != "0") return "is in TILT mode";
+  if (info_value(info, "sentinel_tilt") != "0") return "is in TILT mode";
   auto master = sentinel.command({"SENTINEL", "MASTER", name});
   if (field(master, "flags") != "master") return "flags the master " + field(master, "flags");
   if (field(master, "num-other-sentinels") != std::to_string(sentinels - 1)) {
@@ -126,8 +126,8 @@ std::string view_problem(raw_client& sentinel, const std::string& name, int sent
     if (!counted.empty()) counted += ", ";
     counted += field(r, "name");
   }
-  if (counted != address(replica)) {
-    return "counts the replicas [" + counted + "], not " + address(replica);
+  if (counted != address_of(replica)) {
+    return "counts the replicas [" + counted + "], not " + address_of(replica);
   }
   return {};
 }
@@ -136,12 +136,13 @@ std::string view_problem(raw_client& sentinel, const std::string& name, int sent
 
 std::string sentinel_set::health_problem() const {
   for (const auto& d : data_) {
-    if (!d->running()) return "the data node " + address(d->port()) + " is down";
-    if (paused_data_.count(d->port())) return "the data node " + address(d->port()) + " is paused";
+    if (!d->running()) return "the data node " + address_of(d->port()) + " is down";
+    if (paused_data_.count(d->port()))
+      return "the data node " + address_of(d->port()) + " is paused";
   }
   for (std::size_t i = 0; i < sentinels_.size(); ++i) {
     auto& process = sentinels_[i]->process;
-    const auto who = "sentinel " + std::to_string(i) + " (" + address(sentinels_[i]->port) + ")";
+    const auto who = "sentinel " + std::to_string(i) + " (" + address_of(sentinels_[i]->port) + ")";
     if (!process.running()) return who + " " + process.describe_exit();
     if (process.paused()) return who + " is paused";
   }
@@ -150,8 +151,8 @@ std::string sentinel_set::health_problem() const {
     try {
       const auto named = named_by(i);
       if (master != 0 && named != master) {
-        return "sentinel " + std::to_string(i) + " names the master " + address(named) +
-               ", sentinel 0 " + address(master);
+        return "sentinel " + std::to_string(i) + " names the master " + address_of(named) +
+               ", sentinel 0 " + address_of(master);
       }
       master = named;
     } catch (const std::runtime_error& e) {
@@ -159,15 +160,15 @@ std::string sentinel_set::health_problem() const {
     }
   }
   if (master != data_[0]->port() && master != data_[1]->port()) {
-    return "the sentinels name " + address(master) + ", which is no data node";
+    return "the sentinels name " + address_of(master) + ", which is no data node";
   }
   const auto replica = other_than(master);
   std::string where;
   try {
-    where = "the master " + address(master) + " ";
+    where = "the master " + address_of(master) + " ";
     auto m = probe(master);
     if (auto p = master_problem(m, replica); !p.empty()) return where + p;
-    where = "the replica " + address(replica) + " ";
+    where = "the replica " + address_of(replica) + " ";
     auto r = probe(replica);
     if (auto p = replica_problem(r, master); !p.empty()) return where + p;
     for (std::size_t i = 0; i < sentinels_.size(); ++i) {
@@ -249,7 +250,7 @@ bool sentinel_set::demote_stale_master() {
 
 bool sentinel_set::in_tilt(std::size_t i) const {
   try {
-    return info_field(probe_sentinel(i).command({"INFO", "sentinel"}).str, "sentinel_tilt") == "1";
+    return info_value(probe_sentinel(i).command({"INFO", "sentinel"}).str, "sentinel_tilt") == "1";
   } catch (const std::runtime_error&) {
     return false;  // not answering is another problem
   }

@@ -18,15 +18,15 @@ namespace {
 using namespace std::chrono_literals;
 
 // Generous for servers that start in milliseconds, so a loaded CI machine is not a failure.
-constexpr auto ready_timeout = 10s;
+constexpr auto sentinel_ready_timeout = 10s;
 // The replica's first sync of an empty master takes milliseconds (diskless, no delay).
 constexpr auto sync_timeout = 10s;
 // The sentinels find each other through hello messages every 2 s, so a start takes ~2-3 s.
-constexpr auto startup_timeout = 30s;
+constexpr auto sentinel_startup_timeout = 30s;
 // Binding a free port can still lose a race with another process; try a few ports.
-constexpr int launch_attempts = 5;
+constexpr int sentinel_launch_attempts = 5;
 // Per command in the fixture's own checks.
-constexpr auto answer_timeout = 1s;
+constexpr auto sentinel_answer_timeout = 1s;
 
 std::string address(std::uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
 
@@ -48,7 +48,7 @@ sentinel_set::sentinel_set(sentinel_options options)
     start_sentinel(*node);
     sentinels_.push_back(std::move(node));
   }
-  wait_healthy(startup_timeout);
+  wait_healthy(sentinel_startup_timeout);
 }
 
 sentinel_set::~sentinel_set() {
@@ -149,13 +149,15 @@ void sentinel_set::start_sentinel(sentinel_node& node) {
     const auto config = node.dir / "sentinel.conf";
     write_file(config, sentinel_config(node));
     node.process.spawn({sentinel_program_.string(), config.string()}, node.dir / "sentinel.log");
-    const auto started = node.process.wait_started([&] { return answers(node); }, ready_timeout,
-                                                   "redis-sentinel on " + address(node.port));
+    const auto started =
+        node.process.wait_started([&] { return answers(node); }, sentinel_ready_timeout,
+                                  "redis-sentinel on " + address(node.port));
     if (started == server_process::start::ready) return;
-    if (attempt == launch_attempts) {
+    if (attempt == sentinel_launch_attempts) {
       throw std::runtime_error("redis-sentinel could not bind a free port in " +
-                               std::to_string(launch_attempts) + " attempts; last lines of " +
-                               node.process.output().string() + ":\n" + node.process.output_tail());
+                               std::to_string(sentinel_launch_attempts) +
+                               " attempts; last lines of " + node.process.output().string() +
+                               ":\n" + node.process.output_tail());
     }
   }
 }
@@ -213,12 +215,12 @@ raw_client sentinel_set::sentinel(std::size_t i) const {
 
 raw_client sentinel_set::probe(std::uint16_t data_port) const {
   return raw_client("127.0.0.1", data(data_port).port(), options_.data_password, {},
-                    answer_timeout);
+                    sentinel_answer_timeout);
 }
 
 raw_client sentinel_set::probe_sentinel(std::size_t i) const {
   return raw_client("127.0.0.1", sentinels_.at(i)->port, options_.sentinel_password, {},
-                    answer_timeout);
+                    sentinel_answer_timeout);
 }
 
 std::string sentinel_set::role_of(std::uint16_t data_port) const {

@@ -13,11 +13,11 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr auto ready_timeout = 10s;
+constexpr auto tls_ready_timeout = 10s;
 // The sentinels find each other by hello messages every 2 s.
-constexpr auto startup_timeout = 20s;
-constexpr int launch_attempts = 5;
-constexpr auto answer_timeout = 1s;
+constexpr auto tls_startup_timeout = 20s;
+constexpr int tls_launch_attempts = 5;
+constexpr auto tls_answer_timeout = 1s;
 
 std::string percent(const std::string& path) {
   std::string out;
@@ -26,7 +26,7 @@ std::string percent(const std::string& path) {
 }
 
 // The value of `key` in a flat key/value array reply, or "".
-std::string field(const resp::reply& kv, const std::string& key) {
+std::string kv_field(const resp::reply& kv, const std::string& key) {
   for (std::size_t i = 0; i + 1 < kv.elements.size(); i += 2) {
     if (kv.elements[i].str == key) return kv.elements[i + 1].str;
   }
@@ -62,7 +62,7 @@ sentinel_tls_set::sentinel_tls_set(const tls_files& files, tls_side side, bool b
     sentinels_.push_back(std::move(node));
   }
   std::string why;
-  if (!wait_until([&] { return (why = problem(data_[0]->port())).empty(); }, startup_timeout,
+  if (!wait_until([&] { return (why = problem(data_[0]->port())).empty(); }, tls_startup_timeout,
                   20ms)) {
     throw std::runtime_error("the TLS Sentinel set did not come up: " + why + "\n" + log_tails());
   }
@@ -132,9 +132,9 @@ void sentinel_tls_set::start_sentinel(sentinel_node& node) {
             return false;
           }
         },
-        ready_timeout, "redis-sentinel on 127.0.0.1:" + std::to_string(node.port));
+        tls_ready_timeout, "redis-sentinel on 127.0.0.1:" + std::to_string(node.port));
     if (started == server_process::start::ready) return;
-    if (attempt == launch_attempts) {
+    if (attempt == tls_launch_attempts) {
       throw std::runtime_error("redis-sentinel could not bind free ports:\n" +
                                node.process.output_tail());
     }
@@ -154,7 +154,7 @@ std::string sentinel_tls_set::url() const {
 
 std::uint16_t sentinel_tls_set::named_by(std::size_t i) const {
   try {
-    raw_client c("127.0.0.1", sentinels_.at(i)->port, {}, {}, answer_timeout);
+    raw_client c("127.0.0.1", sentinels_.at(i)->port, {}, {}, tls_answer_timeout);
     auto r = c.command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", master_name});
     if (!r.is_array() || r.elements.size() != 2) return 0;
     const auto named = std::stoi(r.elements[1].str);
@@ -189,12 +189,12 @@ std::string sentinel_tls_set::problem(std::uint16_t master) const {
     const std::string who = "sentinel " + std::to_string(i) + ": ";
     if (named_by(i) != master) return who + "does not name " + std::to_string(master);
     try {
-      raw_client c("127.0.0.1", sentinels_[i]->port, {}, {}, answer_timeout);
+      raw_client c("127.0.0.1", sentinels_[i]->port, {}, {}, tls_answer_timeout);
       auto m = c.command({"SENTINEL", "MASTER", master_name});
-      if (field(m, "flags") != "master") return who + "flags the master " + field(m, "flags");
-      if (field(m, "num-other-sentinels") != "2") return who + "does not know the others yet";
+      if (kv_field(m, "flags") != "master") return who + "flags the master " + kv_field(m, "flags");
+      if (kv_field(m, "num-other-sentinels") != "2") return who + "does not know the others yet";
       auto replicas = c.command({"SENTINEL", "REPLICAS", master_name});
-      if (replicas.elements.size() != 1 || field(replicas.elements[0], "flags") != "slave") {
+      if (replicas.elements.size() != 1 || kv_field(replicas.elements[0], "flags") != "slave") {
         return who + "does not count its replica online";
       }
     } catch (const std::runtime_error& e) {

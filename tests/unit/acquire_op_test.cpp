@@ -20,6 +20,8 @@
 #include "waiting/acquire_op.hpp"
 #include "waiting/lock_kind.hpp"
 
+namespace acquire_op_test {  // keeps this file's names apart in a unity build
+
 using namespace std::chrono_literals;
 using relock::errc;
 using namespace relock::detail;
@@ -372,3 +374,5 @@ TEST_F(acquire_op, a_latch_that_opens_while_the_client_shuts_down_has_nothing_to
   EXPECT_TRUE(env->releases_.empty());
   EXPECT_TRUE(env->calls_.empty()) << "an await granted nothing: no script undoes it";
 }
+
+}  // namespace acquire_op_test

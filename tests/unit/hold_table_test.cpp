@@ -8,6 +8,8 @@
 
 #include "renewal/hold_table.hpp"
 
+namespace hold_table_test {  // keeps this file's names apart in a unity build
+
 using namespace std::chrono_literals;
 using relock::errc;
 using relock::renewal::hold_table;
@@ -211,3 +213,5 @@ TEST(hold_table, one_hold_can_be_renewed_alone_unless_its_release_is_in_flight) 
   t.release_sent({"a", "f"});
   EXPECT_FALSE(t.renewal_of({"a", "f"}, 30s).has_value());
 }
+
+}  // namespace hold_table_test

@@ -19,6 +19,8 @@
 #include "synchronizers/synchronizer_kinds.hpp"
 #include "waiting/lock_kind.hpp"
 
+namespace kind_replies_test {  // keeps this file's names apart in a unity build
+
 using relock::errc;
 using relock::detail::waiting::acquire_reply;
 using relock::detail::waiting::grant_kind;
@@ -179,3 +181,5 @@ TEST(kind_replies, only_a_grant_reads_as_acquired) {
     }
   }
 }
+
+}  // namespace kind_replies_test

@@ -12,6 +12,8 @@
 
 #include "lock_sets/multi_acquire_fsm.hpp"
 
+namespace multi_acquire_fsm_test {  // keeps this file's names apart in a unity build
+
 using namespace std::chrono_literals;
 using relock::errc;
 using relock::detail::lock_sets::member_event;
@@ -177,3 +179,5 @@ TEST(multi_acquire_fsm, two_sets_over_the_same_members_cannot_wait_on_each_other
   EXPECT_EQ(members_of(b_next, kind::release), (std::vector<std::size_t>{1}));
   EXPECT_EQ(members_of(b_next, kind::wait), (std::vector<std::size_t>{0}));
 }
+
+}  // namespace multi_acquire_fsm_test

@@ -12,6 +12,8 @@
 
 #include "lock_sets/quorum_fsm.hpp"
 
+namespace quorum_fsm_test {  // keeps this file's names apart in a unity build
+
 using namespace std::chrono_literals;
 using relock::errc;
 using relock::detail::lock_sets::member_event;
@@ -199,3 +201,5 @@ TEST(quorum_fsm, a_member_away_and_a_server_never_reached_are_too_many_together)
             "2 of 3 members unreachable: member 0: no reply; c:3: not reached when the red_lock "
             "was made");
 }
+
+}  // namespace quorum_fsm_test

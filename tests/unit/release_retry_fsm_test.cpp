@@ -4,6 +4,8 @@
 
 #include "waiting/release_retry_fsm.hpp"
 
+namespace release_retry_fsm_test {  // keeps this file's names apart in a unity build
+
 using namespace std::chrono_literals;
 using relock::detail::waiting::release_retry_fsm;
 using step = release_retry_fsm::step;
@@ -53,3 +55,5 @@ TEST(release_retry_fsm, shutdown_sends_one_last_copy_unless_one_is_out) {
   EXPECT_EQ(sending.shutdown(t0 + 110ms, true).what, step::none);
   EXPECT_EQ(sending.answered(false, t0 + 120ms).what, step::finish);
 }
+
+}  // namespace release_retry_fsm_test

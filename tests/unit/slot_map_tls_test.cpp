@@ -16,6 +16,8 @@
 #include "topology/router.hpp"
 #include "topology/slot_map.hpp"
 
+namespace slot_map_tls_test {  // keeps this file's names apart in a unity build
+
 namespace {
 
 using relock::resp::reply;
@@ -195,3 +197,5 @@ TEST(router_tls, a_map_without_the_clients_ports_keeps_the_old_one) {
 }
 
 }  // namespace
+
+}  // namespace slot_map_tls_test

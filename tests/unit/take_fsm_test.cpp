@@ -7,6 +7,8 @@
 
 #include "queues/take_fsm.hpp"
 
+namespace take_fsm_test {  // keeps this file's names apart in a unity build
+
 using namespace std::chrono_literals;
 using relock::errc;
 using relock::detail::queues::take_fsm;
@@ -95,3 +97,5 @@ TEST(take_fsm, a_stop_unblocks_a_blpop_out_or_ends_a_pause) {
   EXPECT_EQ(paused.stop(errc::cancelled).what, step::finish);
   EXPECT_EQ(paused.retry_due(t0 + 1s).what, step::none);
 }
+
+}  // namespace take_fsm_test

@@ -5,6 +5,8 @@
 
 #include "queues/transfer_schedule.hpp"
 
+namespace transfer_schedule_test {  // keeps this file's names apart in a unity build
+
 using relock::detail::queues::transfer_schedule;
 
 namespace {
@@ -62,3 +64,5 @@ TEST(transfer_schedule, a_timer_a_little_early_waits_for_its_time) {
   EXPECT_EQ(s.timer(t0 + 299).wake_at, t0 + 300);
   EXPECT_TRUE(s.timer(t0 + 300).run);
 }
+
+}  // namespace transfer_schedule_test
