@@ -26,6 +26,8 @@
 #include "support/redis_cluster.hpp"
 #include "support/wait.hpp"
 
+namespace cluster_failover_timing_test {  // keeps this file's names apart in a unity build
+
 using namespace std::chrono_literals;
 using namespace relock::test;
 using steady = std::chrono::steady_clock;
@@ -160,3 +162,5 @@ TEST_F(cluster_failover_timing, cleanup_and_new_locks_follow_the_slot_soon_after
   EXPECT_FALSE(reported);
   kept.async_unlock(me, asio::use_future).wait();
 }
+
+}  // namespace cluster_failover_timing_test

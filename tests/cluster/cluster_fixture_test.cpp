@@ -13,6 +13,8 @@
 #include "support/redis_cluster.hpp"
 #include "support/wait.hpp"
 
+namespace cluster_fixture_test {  // keeps this file's names apart in a unity build
+
 using namespace std::chrono_literals;
 using relock::resp::reply;
 using relock::test::cluster_node;
@@ -193,3 +195,5 @@ TEST_F(cluster_fixture, a_killed_master_fails_over_and_rejoins_as_a_replica) {
   RecordProperty("failover_ms", static_cast<int>(ms(failover)));
   cluster.client(replica).command({"DEL", key});
 }
+
+}  // namespace cluster_fixture_test

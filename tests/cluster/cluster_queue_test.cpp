@@ -23,6 +23,8 @@
 
 #include "cluster_env.hpp"
 
+namespace cluster_queue_test {  // keeps this file's names apart in a unity build
+
 using namespace std::chrono_literals;
 using namespace relock::test;
 
@@ -191,3 +193,5 @@ INSTANTIATE_TEST_SUITE_P(pubsub, cluster_queue, ::testing::Values("", "classic",
                          [](const auto& info) {
                            return info.param.empty() ? std::string("auto") : info.param;
                          });
+
+}  // namespace cluster_queue_test

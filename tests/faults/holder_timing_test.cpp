@@ -5,7 +5,7 @@
 //   lease + 50 ms] of the kill, in 50 of 50 trials;
 // - a hold taken away (DEL, PEXPIRE) is reported within a renewal period + 100 ms, and one whose
 //   server stopped answering by its validity deadline (+ 100 ms), before the server is back;
-// (cpu_hog_test.cpp: no hold is reported lost for 60 s while two processes hog both CPUs.)
+// (cpu_hog_test.cpp: no hold is reported lost for 20 s while two processes hog both CPUs.)
 #include <gtest/gtest.h>
 
 #include <signal.h>

@@ -19,6 +19,8 @@
 #include "support/tls_files.hpp"
 #include "support/wait.hpp"
 
+namespace acl_test {  // keeps this file's names apart in a unity build
+
 using namespace std::chrono_literals;
 using relock::errc;
 using relock::test::raw_client;
@@ -189,3 +191,5 @@ TEST(acl, tls_and_an_acl_user_combine) {
   lock.unlock();
   EXPECT_EQ(error_of([&] { client.lock("other:over-tls").try_lock(); }), errc::no_permission);
 }
+
+}  // namespace acl_test

@@ -18,6 +18,8 @@
 #include "support/sync_calls.hpp"
 #include "waiting/lock_kind.hpp"
 
+namespace fair_scripts_test {  // keeps this file's names apart in a unity build
+
 using namespace std::chrono_literals;
 using namespace relock::test;
 using relock::errc;
@@ -276,3 +278,5 @@ TEST(fair_scripts, data_no_fair_lock_writes_is_refused_and_left_as_it_was) {
     EXPECT_NE(std::string(err.what()).find("not a time"), std::string::npos) << err.what();
   }
 }
+
+}  // namespace fair_scripts_test

@@ -24,6 +24,8 @@
 #include "support/permit_ids.hpp"
 #include "support/raw_subscriber.hpp"
 
+namespace permit_semaphore_test {  // keeps this file's names apart in a unity build
+
 using namespace std::chrono_literals;
 using namespace relock::test;
 using relock::errc;
@@ -425,3 +427,5 @@ TEST(permit_semaphore, absent_names_bad_ids_and_other_types_are_refused) {
   EXPECT_EQ(fields.elements[0].str, "field");
   EXPECT_EQ(fields.elements[1].str, "value");
 }
+
+}  // namespace permit_semaphore_test

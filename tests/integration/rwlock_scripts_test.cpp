@@ -19,6 +19,8 @@
 #include "support/rwlock_calls.hpp"
 #include "support/sync_calls.hpp"
 
+namespace rwlock_scripts_test {  // keeps this file's names apart in a unity build
+
 using namespace std::chrono_literals;
 using namespace relock::test;
 using relock::errc;
@@ -640,3 +642,5 @@ TEST(rwlock_scripts, force_release_refuses_a_mode_hash_with_non_count_values) {
   EXPECT_NE(r.value.str.find("note"), std::string::npos) << r.value.str;
   expect_unchanged(before, snapshot(e.raw));
 }
+
+}  // namespace rwlock_scripts_test

@@ -27,6 +27,8 @@
 #include "support/expect_messages.hpp"
 #include "support/raw_subscriber.hpp"
 
+namespace semaphore_test {  // keeps this file's names apart in a unity build
+
 using namespace std::chrono_literals;
 using namespace relock::test;
 using relock::errc;
@@ -504,3 +506,5 @@ TEST(semaphore, bad_input_is_refused_and_changes_nothing) {
   EXPECT_EQ(error_of([&] { client.semaphore("texted").release(); }), errc::wrong_type);
   EXPECT_EQ(raw.command({"GET", "texted"}).str, "not a number");
 }
+
+}  // namespace semaphore_test

@@ -7,6 +7,8 @@
 
 #include "lock_env.hpp"
 
+namespace server_nodes_test {  // keeps this file's names apart in a unity build
+
 using relock::errc;
 using relock::node_role;
 using relock::server_reply;
@@ -47,3 +49,5 @@ TEST(server_nodes, an_error_reply_is_returned_and_bad_calls_are_refused) {
             }),
             errc::invalid_argument);
 }
+
+}  // namespace server_nodes_test

@@ -25,6 +25,8 @@
 
 #include "lock_env.hpp"
 
+namespace wait_contract_test {  // keeps this file's names apart in a unity build
+
 using namespace std::chrono_literals;
 using relock::errc;
 using relock::test::redis_server;
@@ -329,3 +331,5 @@ TEST_P(wait_contract, a_negative_wait_is_invalid_before_any_io) {
 
 INSTANTIATE_TEST_SUITE_P(every_waiting_operation, wait_contract, ::testing::ValuesIn(rows()),
                          row_name);
+
+}  // namespace wait_contract_test
