@@ -10,6 +10,7 @@ in the same instant) is given to ``undo`` when it ends, so a cancelled acquire l
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any, Callable
 
 
@@ -49,3 +50,9 @@ async def operation(start: Callable[[Callable[[Any, Any], None]], Any],
 
 def ignore(error: BaseException | None, value: Any) -> None:
     """A ``done`` for an operation nobody waits for (an undo's release)."""
+
+
+async def in_executor(function: Any, *args: Any) -> Any:
+    """A call of one round trip (a query) in the loop's default executor."""
+    return await asyncio.get_running_loop().run_in_executor(
+        None, functools.partial(function, *args))

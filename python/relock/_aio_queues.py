@@ -9,22 +9,16 @@ the server handed it after the cancel; one that arrived in the same instant is o
 from __future__ import annotations
 
 import asyncio
-import functools
 from typing import Any, Callable
 
 from . import _queues
-from ._aio import ignore, operation
+from ._aio import ignore, in_executor as _in_executor, operation
 from ._durations import Duration, seconds
 from ._queues import Value, delay_of, value_of
 from .errors import Error
 from ._process import ProcessBound
 
 _Done = Callable[[Any, Any], None]
-
-
-async def _in_executor(function: Any, *args: Any) -> Any:
-    return await asyncio.get_running_loop().run_in_executor(
-        None, functools.partial(function, *args))
 
 
 def _boxed(done: _Done) -> _Done:

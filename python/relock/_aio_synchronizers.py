@@ -6,21 +6,15 @@ default executor."""
 from __future__ import annotations
 
 import asyncio
-import functools
 from types import TracebackType
 from typing import Any
 
 from . import _synchronizers
-from ._aio import ignore, operation
+from ._aio import ignore, in_executor as _in_executor, operation
 from ._durations import Duration, seconds
 from ._synchronizers import MAX_PERMITS, count_of, permit_id_of
 from .errors import InvalidArgument, NotOwner
 from ._process import ProcessBound
-
-
-async def _in_executor(function: Any, *args: Any) -> Any:
-    return await asyncio.get_running_loop().run_in_executor(
-        None, functools.partial(function, *args))
 
 
 class Semaphore(ProcessBound):

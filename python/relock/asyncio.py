@@ -9,12 +9,11 @@ round trip (``locked()``, ``hold_count()``...) run in the loop's default executo
 from __future__ import annotations
 
 import asyncio
-import functools
 from types import TracebackType
 from typing import Any
 
 from . import _client, _locks, _relock
-from ._aio import ignore, operation
+from ._aio import ignore, in_executor as _in_executor, operation
 from ._aio_queues import BlockingQueue, DelayedQueue
 from ._aio_synchronizers import CountDownLatch, Permit, PermitExpirableSemaphore, Semaphore
 from ._durations import Duration, seconds
@@ -22,11 +21,6 @@ from ._info import LockInfo, QueueInfo
 from ._owners import task_owner
 from ._relock import Owner
 from ._process import ProcessBound
-
-
-async def _in_executor(function: Any, *args: Any) -> Any:
-    return await asyncio.get_running_loop().run_in_executor(
-        None, functools.partial(function, *args))
 
 
 class _AsyncHold(ProcessBound):
