@@ -285,12 +285,7 @@ void executor::send(std::shared_ptr<call> c) {
     request.append(c->plain);
   } else {
     const std::string numkeys = std::to_string(c->keys.size());
-    std::vector<std::string_view> argv;
-    argv.reserve(3 + c->keys.size() + c->args.size());
-    argv.insert(argv.end(), {"EVALSHA", c->code->sha, numkeys});
-    argv.insert(argv.end(), c->keys.begin(), c->keys.end());
-    argv.insert(argv.end(), c->args.begin(), c->args.end());
-    request.push(std::span<const std::string_view>(argv));
+    request.push({"EVALSHA", c->code->sha, numkeys}, c->keys, c->args);
   }
   // Right behind the write, on its connection: WAIT counts that connection's writes only.
   c->waited_for = c->code != nullptr && c->code->writes && c->synced && !wait_unsupported_

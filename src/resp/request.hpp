@@ -19,6 +19,9 @@ class request {
   void push(std::initializer_list<std::string_view> args);
   void push(std::span<const std::string_view> args);
   void push(std::span<const std::string> args);
+  // One command of three parts: EVALSHA sha numkeys, the keys, the arguments.
+  void push(std::initializer_list<std::string_view> head, std::span<const std::string> more,
+            std::span<const std::string> last);
   // Appends another request's commands after these.
   void append(const request& other) {
     payload_ += other.payload_;
@@ -27,6 +30,8 @@ class request {
 
   std::size_t commands() const { return commands_; }
   const std::string& payload() const { return payload_; }
+  // The encoded bytes, moved out: what a connection queues without copying them.
+  std::string take_payload() && { return std::move(payload_); }
   bool empty() const { return commands_ == 0; }
 
  private:

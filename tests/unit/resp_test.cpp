@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "resp/reader.hpp"
 #include "resp/request.hpp"
 
@@ -87,6 +90,24 @@ TEST(resp_request, encodes_commands_back_to_back) {
   using namespace std::string_literals;
   EXPECT_EQ(r.payload(),
             "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\na\0b\r\n"s + "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n");
+}
+
+TEST(resp_request, a_command_of_three_parts_counts_every_argument) {
+  // EVALSHA's shape: a head, the keys, the arguments; 12 arguments, a two-digit count.
+  const std::vector<std::string> keys{"a", "b", "c", "d", "e"};
+  const std::vector<std::string> args{"1", "22", "", std::string(12, 'x')};
+  relock::resp::request r;
+  r.push({"EVALSHA", "sha", "5"}, keys, args);
+  std::vector<reply> expected;
+  for (std::string_view a : {"EVALSHA", "sha", "5"})
+    expected.push_back(reply::make_string(std::string(a)));
+  for (const auto& k : keys) expected.push_back(reply::make_string(k));
+  for (const auto& a : args) expected.push_back(reply::make_string(a));
+  auto got = read_all(r.payload(), true);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0], reply::make_array(std::move(expected)));
+  EXPECT_EQ(r.payload().substr(0, 5), "*12\r\n");
+  EXPECT_EQ(r.commands(), 1u);
 }
 
 TEST(resp_request, round_trips_through_the_reader_as_arrays) {
