@@ -37,7 +37,16 @@ mutex::mutex(std::shared_ptr<detail::client_core> core, std::string name,
   }
 }
 
-std::string mutex::owner_id(owner o) const { return core_->id() + ":" + std::to_string(o.id()); }
+std::string mutex::owner_id(owner o) const {
+  // Built in one allocation: it is made on every acquire and release.
+  const std::string& client = core_->id();
+  char number[24];
+  char* end = std::to_chars(number, number + sizeof number, o.id()).ptr;
+  std::string id;
+  id.reserve(client.size() + 1 + static_cast<std::size_t>(end - number));
+  id.append(client).append(1, ':').append(number, static_cast<std::size_t>(end - number));
+  return id;
+}
 
 std::string mutex::field(owner o) const { return kind_->field(owner_id(o)); }
 
@@ -69,9 +78,12 @@ void mutex::start_acquire(owner who, lock_options options, bool empty_wait_is_fo
 
 void mutex::start_release(owner who, release_done done) {
   if (core_->stopped()) return done(errc::cancelled, "the client has been destroyed");
+  std::string id = owner_id(who);
+  std::string owner_field = kind_->field(id);
   detail::waiting::start_release(
       core_,
-      detail::waiting::release_request{key_, channel_, owner_id(who), field(who), kind_, false},
+      detail::waiting::release_request{key_, channel_, std::move(id), std::move(owner_field), kind_,
+                                       false},
       std::move(done));
 }
 

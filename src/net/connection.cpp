@@ -197,7 +197,7 @@ void connection::on_connected() {
 
   // The handshake goes first on the new socket, ahead of everything queued while we were down.
   pending p;
-  p.payload = hello.payload();
+  p.payload = std::move(hello).take_payload();
   p.expected = hello.commands();
   p.deadline = clock::time_point::max();
   // `this` alone: the callback lives in this connection's own queue.
@@ -350,8 +350,8 @@ void connection::send(resp::request request, clock::time_point deadline, reply_c
     return;
   }
   pending p;
-  p.payload = request.payload();
   p.expected = options_.push_mode ? 0 : request.commands();
+  p.payload = std::move(request).take_payload();
   p.deadline = deadline;
   p.callback = std::move(callback);
   p.key_hash = key_hash;
@@ -384,7 +384,7 @@ void connection::flush() {
   if (state_ != state::ready || writing_ || queued_.empty()) return;
   // Everything queued goes out in one write: that is the pipelining.
   write_buffer_.clear();
-  std::deque<pending> done_on_write;
+  std::vector<pending> done_on_write;  // push mode's requests (no reply): rare, so no deque
   while (!queued_.empty()) {
     pending& p = queued_.front();
     write_buffer_ += p.payload;

@@ -67,15 +67,16 @@ std::string channel(std::string_view key) { return layout::lock_channel(key); }
 std::string waiter_channel(std::string_view key, std::string_view) { return channel(key); }
 
 script_call acquire_call(const acquire_context& c) {
-  return with_try_latch(
-      {{std::string(c.key)}, {std::to_string(c.lease.count()), std::string(c.owner)}}, c);
+  script_call call{{}, strings(std::to_string(c.lease.count()), c.owner)};
+  call.keys.reserve(2);  // with_try_latch adds the latch
+  call.keys.emplace_back(c.key);
+  return with_try_latch(std::move(call), c);
 }
 
 script_call release_call(const release_context& c) {
-  return {
-      {std::string(c.key), std::string(c.channel), std::string(c.latch)},
-      {"0", std::to_string(c.lease.count()), std::string(c.owner), std::string(c.publish_command),
-       std::to_string(c.latch_ttl.count()), c.take_back ? "1" : "0"}};
+  return {strings(c.key, c.channel, c.latch),
+          strings("0", std::to_string(c.lease.count()), c.owner, c.publish_command,
+                  std::to_string(c.latch_ttl.count()), c.take_back ? "1" : "0")};
 }
 
 script_call force_release_call(const force_release_context& c) {

@@ -47,6 +47,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include <relock/config.hpp>
@@ -66,6 +67,16 @@ struct script_call {
   std::vector<std::string> keys;
   std::vector<std::string> args;
 };
+
+// A script call's keys or arguments, each string built once in place: a braced list would
+// build every string twice (the list's copy, then the vector's), and these are made per call.
+template <class... Parts>
+std::vector<std::string> strings(Parts&&... parts) {
+  std::vector<std::string> out;
+  out.reserve(sizeof...(parts));
+  (out.emplace_back(std::forward<Parts>(parts)), ...);
+  return out;
+}
 
 // What a kind with a queue (the fair lock) needs beyond the call itself: the wall clock its
 // deadlines are written in, and the client's settings for them (config::fair_lock_*).
