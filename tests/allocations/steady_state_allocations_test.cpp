@@ -55,7 +55,7 @@ namespace {
 
 constexpr int warm_up_pairs = 200;
 constexpr int counted_pairs = 1'000;
-// Measured 104 per pair before issue #36's first cuts, 70 to 71 after (RelWithDebInfo); the
+// Measured 104 per pair before issue #36's first cuts, 68 to 69 after (RelWithDebInfo); the
 // ceiling leaves room for a Debug build's differences. Lower it as allocations go.
 constexpr double ceiling = 80.0;
 
