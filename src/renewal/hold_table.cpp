@@ -10,9 +10,21 @@ hold_table::hold& hold_table::held(const std::string& key, const std::string& fi
                                    const renewer* renew,
                                    std::function<void(std::error_code)> on_lost, time_point sent_at,
                                    std::string_view token, std::int64_t holds) {
-  hold_key id{key, field};
-  lost_.erase(id);
-  hold& h = holds_[id];
+  const key_view id{key, field};
+  if (auto gone = lost_.find(id); gone != lost_.end()) lost_.erase(gone);
+  auto it = holds_.find(id);
+  if (it == holds_.end()) {
+    if (spare_holds_.empty()) {
+      it = holds_.emplace(hold_key{key, field}, hold{}).first;
+    } else {
+      auto node = std::move(spare_holds_.back());
+      spare_holds_.pop_back();
+      node.key().first.assign(key);
+      node.key().second.assign(field);
+      it = holds_.insert(std::move(node)).position;
+    }
+  }
+  hold& h = it->second;
   if (holds == 1) h.count = 0;  // the server says it is new
   if (h.count == 0) {
     h.generation = next_generation_++;
@@ -32,9 +44,10 @@ hold_table::hold& hold_table::held(const std::string& key, const std::string& fi
 
 hold_table::release_plan hold_table::releasing(const std::string& key, const std::string& field,
                                                std::chrono::milliseconds unknown_lease) {
-  hold_key id{key, field};
+  const key_view id{key, field};
   release_plan plan;
-  if (lost_.erase(id) != 0) {
+  if (auto gone = lost_.find(id); gone != lost_.end()) {
+    lost_.erase(gone);
     plan.known = plan.lost = true;
     return plan;
   }
@@ -51,22 +64,38 @@ hold_table::release_plan hold_table::releasing(const std::string& key, const std
 }
 
 void hold_table::forget(const std::string& key, const std::string& field) {
-  if (auto it = holds_.find(hold_key{key, field}); it != holds_.end()) drop(it);
+  if (auto it = holds_.find(key_view{key, field}); it != holds_.end()) drop(it);
 }
 
-void hold_table::drop(std::map<hold_key, hold>::iterator it) {
+void hold_table::drop(hold_map::iterator it) {
   if (on_drop) on_drop(it->second);
-  holds_.erase(it);
+  keep_spare(holds_.extract(it));
 }
 
-std::optional<hold_table::call> hold_table::renewal_of(const hold_key& id,
+void hold_table::keep_spare(hold_map::node_type node) {
+  constexpr std::size_t spares = 8;
+  if (spare_holds_.size() >= spares) return;
+  // As a new hold, but with its strings' buffers: nothing it held (a listener, on_lost) stays.
+  hold& h = node.mapped();
+  std::string owner = std::move(h.owner);
+  std::string token = std::move(h.first_token);
+  h = hold{};
+  owner.clear();
+  token.clear();
+  h.owner = std::move(owner);
+  h.first_token = std::move(token);
+  spare_holds_.push_back(std::move(node));
+}
+
+std::optional<hold_table::call> hold_table::renewal_of(key_view id,
                                                        std::chrono::milliseconds lease) const {
   auto it = holds_.find(id);
-  if (it == holds_.end() || it->second.renew == nullptr || releasing_.count(id) != 0) {
+  if (it == holds_.end() || it->second.renew == nullptr ||
+      releasing_.find(id) != releasing_.end()) {
     return std::nullopt;
   }
   const hold& h = it->second;
-  call c{&h.renew->script, {}, {std::to_string(lease.count())}, {{id, h.generation}}};
+  call c{&h.renew->script, {}, {std::to_string(lease.count())}, {{it->first, h.generation}}};
   h.renew->append(id.first, h.owner, h.count, c.keys, c.args);
   return c;
 }
@@ -139,40 +168,55 @@ std::optional<hold_table::lost_hold> hold_table::checked(const hold_key& id,
   return lose(it, errc::lock_lost, now);
 }
 
-namespace {
+void hold_table::count_up(count_map& counts, key_view id) {
+  if (auto it = counts.find(id); it != counts.end()) {
+    ++it->second;
+    return;
+  }
+  if (spare_counts_.empty()) {
+    counts.emplace(hold_key{id.first, id.second}, 1);
+    return;
+  }
+  auto node = std::move(spare_counts_.back());
+  spare_counts_.pop_back();
+  node.key().first.assign(id.first);
+  node.key().second.assign(id.second);
+  node.mapped() = 1;
+  counts.insert(std::move(node));
+}
 
 // One fewer in flight; the entry goes at zero. True when it went.
-bool count_down(std::map<hold_table::hold_key, int>& counts, const hold_table::hold_key& id) {
+bool hold_table::count_down(count_map& counts, key_view id) {
   auto it = counts.find(id);
   if (it == counts.end()) return false;
   if (--it->second > 0) return false;
-  counts.erase(it);
+  auto node = counts.extract(it);
+  if (spare_counts_.size() < 8) spare_counts_.push_back(std::move(node));
   return true;
 }
 
-}  // namespace
+void hold_table::release_sent(key_view id) { count_up(releasing_, id); }
 
-void hold_table::release_answered(const hold_key& id) { count_down(releasing_, id); }
+void hold_table::release_answered(key_view id) { count_down(releasing_, id); }
 
 void hold_table::renewal_sent(const std::vector<target>& targets) {
-  for (const auto& t : targets) ++renewing_[t.id];
+  for (const auto& t : targets) count_up(renewing_, key_view(t.id.first, t.id.second));
 }
 
 std::vector<hold_table::hold_key> hold_table::renewal_answered(const std::vector<target>& targets) {
   std::vector<hold_key> settled;
   for (const auto& t : targets) {
-    if (count_down(renewing_, t.id)) settled.push_back(t.id);
+    if (count_down(renewing_, key_view(t.id.first, t.id.second))) settled.push_back(t.id);
   }
   return settled;
 }
 
 const hold_table::hold* hold_table::find(const std::string& key, const std::string& field) const {
-  auto it = holds_.find(hold_key{key, field});
+  auto it = holds_.find(key_view{key, field});
   return it == holds_.end() ? nullptr : &it->second;
 }
 
-hold_table::lost_hold hold_table::lose(std::map<hold_key, hold>::iterator it, errc why,
-                                       time_point now) {
+hold_table::lost_hold hold_table::lose(hold_map::iterator it, errc why, time_point now) {
   lost_hold lost{
       it->first, why, std::move(it->second.on_lost),
       std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.confirmed_at)};

@@ -43,6 +43,17 @@ class hold_table {
  public:
   using time_point = std::chrono::steady_clock::time_point;
   using hold_key = std::pair<std::string, std::string>;  // lock key, owner field
+  // The same, borrowed: what a lookup takes, so it builds no strings (every acquire and release
+  // looks its hold up several times).
+  using key_view = std::pair<std::string_view, std::string_view>;
+  // Orders hold_key and key_view alike (as std::string orders), for the tables' lookups.
+  struct key_less {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return key_view(a.first, a.second) < key_view(b.first, b.second);
+    }
+  };
 
   struct hold {
     std::chrono::milliseconds lease{0};
@@ -113,7 +124,7 @@ class hold_table {
   // The renewal calls due now, built from the table as it is: grouped by script (and by slot,
   // when asked: one call may only touch one slot in Cluster), `batch` holds per call at most.
   // The renewal call of one hold alone; nullopt when it is not there to renew.
-  std::optional<call> renewal_of(const hold_key& id, std::chrono::milliseconds lease) const;
+  std::optional<call> renewal_of(key_view id, std::chrono::milliseconds lease) const;
   std::vector<call> renewals(std::chrono::milliseconds lease, std::size_t batch,
                              bool group_by_slot) const;
   // A renewal call's reply (sent at `sent_at`): confirms the holds it renewed, loses those it
@@ -133,24 +144,33 @@ class hold_table {
   // renewal): a hold with a release in flight is not renewed, and a release waits while a
   // renewal call that names its hold is out (a call may travel on another connection than the
   // release, and be resent after NOSCRIPT).
-  void release_sent(const hold_key& id) { ++releasing_[id]; }
-  void release_answered(const hold_key& id);
+  void release_sent(key_view id);
+  void release_answered(key_view id);
   void renewal_sent(const std::vector<target>& targets);
   // Returns the holds whose last renewal call in flight this was.
   std::vector<hold_key> renewal_answered(const std::vector<target>& targets);
-  bool renewal_in_flight(const hold_key& id) const { return renewing_.count(id) != 0; }
+  bool renewal_in_flight(key_view id) const { return renewing_.find(id) != renewing_.end(); }
 
   const hold* find(const std::string& key, const std::string& field) const;
   std::size_t size() const { return holds_.size(); }
 
  private:
-  lost_hold lose(std::map<hold_key, hold>::iterator it, errc why, time_point now);
-  void drop(std::map<hold_key, hold>::iterator it);
+  using hold_map = std::map<hold_key, hold, key_less>;
+  using count_map = std::map<hold_key, int, key_less>;
+  lost_hold lose(hold_map::iterator it, errc why, time_point now);
+  void drop(hold_map::iterator it);
+  // Map nodes of holds and release counts that left, kept (a few) for the next ones: a lock
+  // taken and released over and over reuses one node and its key's strings.
+  void keep_spare(hold_map::node_type node);
+  void count_up(count_map& counts, key_view id);
+  bool count_down(count_map& counts, key_view id);
 
-  std::map<hold_key, hold> holds_;
-  std::set<hold_key> lost_;
-  std::map<hold_key, int> releasing_;
-  std::map<hold_key, int> renewing_;
+  hold_map holds_;
+  std::set<hold_key, key_less> lost_;
+  count_map releasing_;
+  count_map renewing_;
+  std::vector<hold_map::node_type> spare_holds_;
+  std::vector<count_map::node_type> spare_counts_;
   std::uint64_t next_generation_ = 1;
 };
 

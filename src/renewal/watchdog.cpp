@@ -125,10 +125,10 @@ void watchdog::tick() {
 
 void watchdog::release(const std::string& key, const std::string& field,
                        detail::unique_function<void()> send) {
-  hold_table::hold_key id{key, field};
+  const hold_table::key_view id{key, field};
   table_.release_sent(id);
   if (!table_.renewal_in_flight(id)) return send();
-  waiting_releases_[id].push_back(std::move(send));
+  waiting_releases_[hold_table::hold_key{key, field}].push_back(std::move(send));
 }
 
 void watchdog::send(hold_table::call call) {
