@@ -53,6 +53,22 @@ std::size_t awaiting_replies(relock::client& c) {
   return n.get_future().get();
 }
 
+// Every async wait begun on `c` for `channel` is asleep: the client has heard the channel's
+// confirmation (which sends each waiter's second try) and no request is queued or unanswered,
+// on two turns of the I/O thread (a waiter that joined an already confirmed channel hears so in
+// a posted handler, which runs before the second turn).
+bool waits_asleep(relock::client& c, const std::string& channel) {
+  auto& core = *relock::detail::core_of(c);
+  auto quiet = [&] {
+    std::promise<bool> yes;
+    asio::post(core.io(), [&] {
+      yes.set_value(core.waiters().confirmed(channel) && core.executor().awaiting_replies() == 0);
+    });
+    return yes.get_future().get();
+  };
+  return quiet() && quiet();
+}
+
 }  // namespace
 
 TEST(client_shutdown,
@@ -131,7 +147,9 @@ TEST(client_shutdown, async_operations_in_every_phase_complete_once_with_cancell
   relock::lock_options bounded;
   bounded.wait = 60s;
   lk.async_try_lock(relock::owner::unique(), bounded, track());
-  ASSERT_TRUE(wait_until([&] { return subscribed(raw, "redisson_lock__channel:{held}"); }, 5s));
+  // Asleep, not still trying: a sleeper's try caught by the pause below would wait for its reply.
+  ASSERT_TRUE(
+      wait_until([&] { return waits_asleep(*client, "redisson_lock__channel:{held}"); }, 5s));
   // And some whose scripts are sent but unanswered when the destruction begins: the server is
   // paused so that no reply can slip in before it (one did, under TSan, and "free" was granted).
   server.pause();
