@@ -5,6 +5,7 @@
 
 #include "cli_fixture.hpp"
 #include "support/client_settings.hpp"
+#include "support/free_port.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;
@@ -121,11 +122,8 @@ TEST_F(cli, demo_without_a_url_starts_and_stops_a_private_redis) {
 }
 
 TEST_F(cli, unreachable_redis_and_bad_input_give_exit_2_and_one_line) {
-  std::uint16_t dead_port;
-  {
-    redis_server gone;
-    dead_port = gone.port();
-  }
+  const closed_port dead_server;
+  const std::uint16_t dead_port = dead_server.port();
   const std::string dead = "redis://127.0.0.1:" + std::to_string(dead_port);
   auto unreachable = run_cli({"--url", dead, "status", "x"});
   EXPECT_EQ(unreachable.code, 2);

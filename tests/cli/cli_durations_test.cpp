@@ -2,6 +2,7 @@
 // Durations on relock's command line: plain decimal seconds only, each refusal naming its flag,
 // decided before Redis is asked anything.
 #include "cli_fixture.hpp"
+#include "support/free_port.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;
@@ -53,11 +54,8 @@ TEST_F(cli, nan_is_not_called_negative_and_negative_is) {
 }
 
 TEST_F(cli, a_refused_duration_is_refused_before_redis_is_asked) {
-  std::uint16_t dead_port;
-  {
-    redis_server gone;
-    dead_port = gone.port();
-  }
+  const closed_port dead_server;
+  const std::uint16_t dead_port = dead_server.port();
   auto r = run_cli({"--url", "redis://127.0.0.1:" + std::to_string(dead_port), "run", "-w", "inf",
                     "d", "--", "true"});
   EXPECT_EQ(r.code, 2);

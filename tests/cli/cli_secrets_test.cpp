@@ -4,6 +4,7 @@
 #include <relock/errors.hpp>
 
 #include "cli_fixture.hpp"
+#include "support/free_port.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;
@@ -40,11 +41,8 @@ TEST_F(cli, a_url_that_does_not_parse_keeps_its_password) {
 }
 
 TEST_F(cli, an_unreachable_server_keeps_the_password) {
-  std::uint16_t dead_port;
-  {
-    redis_server gone;
-    dead_port = gone.port();
-  }
+  const closed_port dead_server;
+  const std::uint16_t dead_port = dead_server.port();
   const std::string at = "127.0.0.1:" + std::to_string(dead_port);
   expect_no_secret_anywhere("redis://:s3cret@" + at);
   expect_no_secret_anywhere("redis://u:s3cret@" + at);
@@ -64,11 +62,8 @@ TEST_F(cli, a_refused_password_is_not_shown) {
 
 // relock::error::what() is the detail alone now: no error code repeated at the end.
 TEST_F(cli, error_lines_do_not_end_with_an_error_code) {
-  std::uint16_t dead_port;
-  {
-    redis_server gone;
-    dead_port = gone.port();
-  }
+  const closed_port dead_server;
+  const std::uint16_t dead_port = dead_server.port();
   redis_server secured({.password = "right"});
   raw_.command({"SET", "text", "abc"});
   const std::vector<cli_result> failures{

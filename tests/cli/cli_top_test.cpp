@@ -228,7 +228,8 @@ TEST_F(cli, top_under_an_acl_user_shows_the_names_it_may_read_and_counts_the_oth
 }
 
 TEST_F(cli, top_says_when_redis_is_unreachable_and_exits_2) {
-  const auto url = "redis://127.0.0.1:" + std::to_string(free_loopback_port());
+  const closed_port dead;
+  const auto url = "redis://127.0.0.1:" + std::to_string(dead.port());
   const auto r = run_cli({"--url", url, "top", "--once"}, 20s);
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(lines(r.err), 1u) << r.err;

@@ -184,8 +184,9 @@ TEST_F(cluster_lock, a_cluster_url_to_a_plain_server_or_to_nothing_is_a_clear_er
   EXPECT_EQ(e.code(), errc::invalid_argument);
   EXPECT_NE(std::string(e.what()).find("not in cluster mode"), std::string::npos) << e.what();
 
-  c.url = "redis-cluster://127.0.0.1:" + std::to_string(free_loopback_port()) +
-          ",127.0.0.1:" + std::to_string(free_loopback_port());
+  const closed_port first, second;
+  c.url = "redis-cluster://127.0.0.1:" + std::to_string(first.port()) +
+          ",127.0.0.1:" + std::to_string(second.port());
   c.connect_timeout = 1s;
   e = error_from(c);
   EXPECT_EQ(e.code(), errc::connection);

@@ -382,7 +382,8 @@ TEST(bad_inputs, every_row_is_a_typed_error_within_100_ms_and_changes_nothing) {
                   errc::not_owner});
 
   // ---- endpoints: a closed port, a server that is not Redis ----
-  const std::uint16_t closed = free_loopback_port();
+  static const closed_port closed_server;  // lives as long as the rows that name it
+  const std::uint16_t closed = closed_server.port();
   rows.push_back(
       {"a closed port",
        {},

@@ -11,7 +11,10 @@
 
 namespace relock::test {
 
-std::uint16_t free_loopback_port() {
+namespace {
+
+// A socket bound to a port of the kernel's choosing on 127.0.0.1, never listened on.
+int bound_socket(std::uint16_t& port) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw std::system_error(errno, std::generic_category(), "socket");
   sockaddr_in addr{};
@@ -25,9 +28,21 @@ std::uint16_t free_loopback_port() {
     ::close(fd);
     throw std::system_error(err, std::generic_category(), "picking a free loopback port");
   }
-  // Never listened on nor connected, so closing leaves no TIME_WAIT entry behind.
-  ::close(fd);
-  return ntohs(addr.sin_port);
+  port = ntohs(addr.sin_port);
+  return fd;
 }
+
+}  // namespace
+
+std::uint16_t free_loopback_port() {
+  std::uint16_t port = 0;
+  // Never listened on nor connected, so closing leaves no TIME_WAIT entry behind.
+  ::close(bound_socket(port));
+  return port;
+}
+
+closed_port::closed_port() { fd_ = bound_socket(port_); }
+
+closed_port::~closed_port() { ::close(fd_); }
 
 }  // namespace relock::test
