@@ -19,6 +19,7 @@
 #include <relock/detail/completion.hpp>
 #include <relock/errors.hpp>
 
+#include "containers/spare_nodes.hpp"
 #include "exec/blocking_pool.hpp"
 #include "exec/executor.hpp"
 #include "exec/key_sweeper.hpp"
@@ -75,8 +76,19 @@ class client_core {
   }
 
   // Operations that shutdown must end (I/O thread only).
-  void track(shutdown_aware& op) { operations_.insert(&op); }
-  void untrack(shutdown_aware& op) { operations_.erase(&op); }
+  void track(shutdown_aware& op) {
+    if (auto node = spare_operations_.take()) {
+      node.value() = &op;
+      operations_.insert(std::move(node));
+    } else {
+      operations_.insert(&op);
+    }
+  }
+  void untrack(shutdown_aware& op) {
+    if (auto it = operations_.find(&op); it != operations_.end()) {
+      spare_operations_.keep(operations_, it);
+    }
+  }
 
   // A caller's completion that shutdown may end first, with errc::cancelled: whichever comes
   // first calls it, once. For work whose request may stay on the wire (a query, a release): the
@@ -167,7 +179,9 @@ class client_core {
   std::thread thread_;
   std::mutex gate_;  // orders enter() against the start of shutdown
   std::atomic<bool> stopped_{false};
-  std::unordered_set<shutdown_aware*> operations_;
+  using operation_set = std::unordered_set<shutdown_aware*>;
+  operation_set operations_;
+  containers::spare_nodes<operation_set> spare_operations_;
   asio::steady_timer drain_timer_{io_};
   std::chrono::steady_clock::time_point drain_until_{};
   std::unique_ptr<exec::executor> executor_;

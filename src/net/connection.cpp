@@ -268,7 +268,7 @@ void connection::fail(std::error_code ec, const std::string& why) {
   // Written requests may have run: they fail and are never resent. A subscriber connection
   // also drops its queue (the subscriptions are rebuilt from their record on reconnect), and a
   // refused password fails everything: waiting for it to change would only hide the cause.
-  std::deque<pending> doomed = std::move(written_);
+  containers::fifo<pending> doomed = std::move(written_);
   written_.clear();
   if (options_.push_mode || ec == make_error_code(errc::auth_failed)) {
     for (auto& p : queued_) doomed.push_back(std::move(p));
@@ -331,7 +331,7 @@ void connection::close() {
   stop_probe();
   retry_timer_.cancel();
   deadline_timer_.cancel();
-  std::deque<pending> doomed = std::move(written_);
+  containers::fifo<pending> doomed = std::move(written_);
   for (auto& p : queued_) doomed.push_back(std::move(p));
   written_.clear();
   queued_.clear();
@@ -356,7 +356,7 @@ void connection::send(resp::request request, clock::time_point deadline, reply_c
   p.callback = std::move(callback);
   p.key_hash = key_hash;
   p.route = route;
-  if (key_hash != 0) ++unanswered_keys_[key_hash];
+  if (key_hash != 0) count_key(key_hash);
   queued_.push_back(std::move(p));
   arm_deadline(deadline);
   flush();
@@ -518,10 +518,22 @@ void connection::complete(pending& p, std::error_code ec, std::vector<resp::repl
   if (p.callback) std::exchange(p.callback, {})(ec, std::move(replies));
 }
 
+void connection::count_key(std::size_t key_hash) {
+  if (auto it = unanswered_keys_.find(key_hash); it != unanswered_keys_.end()) {
+    ++it->second;
+  } else if (auto node = spare_keys_.take()) {
+    node.key() = key_hash;
+    node.mapped() = 1;
+    unanswered_keys_.insert(std::move(node));
+  } else {
+    unanswered_keys_.emplace(key_hash, 1);
+  }
+}
+
 void connection::forget_key(pending& p) {
   if (p.key_hash == 0) return;
   auto it = unanswered_keys_.find(std::exchange(p.key_hash, 0));
-  if (it != unanswered_keys_.end() && --it->second == 0) unanswered_keys_.erase(it);
+  if (it != unanswered_keys_.end() && --it->second == 0) spare_keys_.keep(unanswered_keys_, it);
 }
 
 void connection::arm_deadline(clock::time_point when) {

@@ -13,7 +13,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -29,6 +28,8 @@
 #include <relock/config.hpp>
 
 #include <relock/detail/unique_function.hpp>
+#include "containers/fifo.hpp"
+#include "containers/spare_nodes.hpp"
 #include "net/backoff.hpp"
 #include "net/endpoint.hpp"
 #include "net/plain_probe.hpp"
@@ -140,6 +141,7 @@ class connection : public std::enable_shared_from_this<connection> {
   void arm_deadline(clock::time_point when);
   void expire_deadlines();
   void complete(pending& p, std::error_code ec, std::vector<resp::reply> replies);
+  void count_key(std::size_t key_hash);
   void forget_key(pending& p);
   void log(log_level level, const std::string& text) const;
 
@@ -163,10 +165,12 @@ class connection : public std::enable_shared_from_this<connection> {
   std::optional<clock::time_point> lost_at_;  // since a ready connection failed
   unsigned epoch_ = 0;  // bumps with every socket, so callbacks of an old socket do nothing
   bool writing_ = false;
-  bool heard_ = false;           // this attempt's socket has received a byte
-  std::deque<pending> queued_;   // not yet written
-  std::deque<pending> written_;  // written, awaiting replies, in order
-  std::unordered_map<std::size_t, unsigned> unanswered_keys_;  // key hash -> requests
+  bool heard_ = false;                 // this attempt's socket has received a byte
+  containers::fifo<pending> queued_;   // not yet written
+  containers::fifo<pending> written_;  // written, awaiting replies, in order
+  using key_counts = std::unordered_map<std::size_t, unsigned>;
+  key_counts unanswered_keys_;  // key hash -> requests
+  containers::spare_nodes<key_counts> spare_keys_;
   std::string write_buffer_;
   std::vector<char> read_buffer_ = std::vector<char>(16 * 1024);
   std::unique_ptr<resp::reader> reader_;

@@ -14,14 +14,12 @@ hold_table::hold& hold_table::held(const std::string& key, const std::string& fi
   if (auto gone = lost_.find(id); gone != lost_.end()) lost_.erase(gone);
   auto it = holds_.find(id);
   if (it == holds_.end()) {
-    if (spare_holds_.empty()) {
-      it = holds_.emplace(hold_key{key, field}, hold{}).first;
-    } else {
-      auto node = std::move(spare_holds_.back());
-      spare_holds_.pop_back();
+    if (auto node = spare_holds_.take()) {
       node.key().first.assign(key);
       node.key().second.assign(field);
       it = holds_.insert(std::move(node)).position;
+    } else {
+      it = holds_.emplace(hold_key{key, field}, hold{}).first;
     }
   }
   hold& h = it->second;
@@ -73,8 +71,6 @@ void hold_table::drop(hold_map::iterator it) {
 }
 
 void hold_table::keep_spare(hold_map::node_type node) {
-  constexpr std::size_t spares = 8;
-  if (spare_holds_.size() >= spares) return;
   // As a new hold, but with its strings' buffers: nothing it held (a listener, on_lost) stays.
   hold& h = node.mapped();
   std::string owner = std::move(h.owner);
@@ -84,7 +80,7 @@ void hold_table::keep_spare(hold_map::node_type node) {
   token.clear();
   h.owner = std::move(owner);
   h.first_token = std::move(token);
-  spare_holds_.push_back(std::move(node));
+  spare_holds_.keep(std::move(node));
 }
 
 std::optional<hold_table::call> hold_table::renewal_of(key_view id,
@@ -173,12 +169,11 @@ void hold_table::count_up(count_map& counts, key_view id) {
     ++it->second;
     return;
   }
-  if (spare_counts_.empty()) {
+  auto node = spare_counts_.take();
+  if (!node) {
     counts.emplace(hold_key{id.first, id.second}, 1);
     return;
   }
-  auto node = std::move(spare_counts_.back());
-  spare_counts_.pop_back();
   node.key().first.assign(id.first);
   node.key().second.assign(id.second);
   node.mapped() = 1;
@@ -190,8 +185,7 @@ bool hold_table::count_down(count_map& counts, key_view id) {
   auto it = counts.find(id);
   if (it == counts.end()) return false;
   if (--it->second > 0) return false;
-  auto node = counts.extract(it);
-  if (spare_counts_.size() < 8) spare_counts_.push_back(std::move(node));
+  spare_counts_.keep(counts, it);
   return true;
 }
 

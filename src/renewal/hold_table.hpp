@@ -25,6 +25,7 @@
 
 #include <relock/errors.hpp>
 
+#include "containers/spare_nodes.hpp"
 #include "exec/script.hpp"
 #include "pubsub/subscriber.hpp"
 #include "resp/reply.hpp"
@@ -159,7 +160,7 @@ class hold_table {
   using count_map = std::map<hold_key, int, key_less>;
   lost_hold lose(hold_map::iterator it, errc why, time_point now);
   void drop(hold_map::iterator it);
-  // Map nodes of holds and release counts that left, kept (a few) for the next ones: a lock
+  // Map nodes of holds and release counts that left are kept (a few) for the next ones: a lock
   // taken and released over and over reuses one node and its key's strings.
   void keep_spare(hold_map::node_type node);
   void count_up(count_map& counts, key_view id);
@@ -169,8 +170,8 @@ class hold_table {
   std::set<hold_key, key_less> lost_;
   count_map releasing_;
   count_map renewing_;
-  std::vector<hold_map::node_type> spare_holds_;
-  std::vector<count_map::node_type> spare_counts_;
+  containers::spare_nodes<hold_map> spare_holds_;
+  containers::spare_nodes<count_map> spare_counts_;
   std::uint64_t next_generation_ = 1;
 };
 
