@@ -47,7 +47,12 @@ std::error_code classify(const resp::reply& r) {
 // One request on its way: a script (EVALSHA, SCRIPT LOAD first after a NOSCRIPT) or a plain
 // command, with what its earlier attempts taught.
 struct executor::call {
-  std::string key;  // routes it
+  std::string key;  // routes a plain command; a script goes by keys[0], not copied here
+  // The key that routes this call: the node, the connection, the slot it follows.
+  std::string_view route_key() const {
+    return code != nullptr && !keys.empty() ? std::string_view(keys.front())
+                                            : std::string_view(key);
+  }
   const script* code = nullptr;
   std::vector<std::string> keys;
   std::vector<std::string> args;
@@ -138,7 +143,7 @@ executor::node_pool& executor::pool_of(const topology::node& n) {
 executor::node_pool& executor::pool_for(const call& c) {
   if (c.at) return pool_of(*c.at);
   if (c.ask) return pool_of(*c.ask);
-  auto n = router_.node_for(c.key);
+  auto n = router_.node_for(c.route_key());
   if (n) return pool_of(*n);
   // A slot without a master (a failover under way) goes to any node that is up: its answer
   // (MOVED, CLUSTERDOWN) decides.
@@ -264,7 +269,6 @@ void executor::eval(const script& s, std::vector<std::string> keys, std::vector<
   c->synced = options.synced;
   c->on_resent = std::move(options.on_resent);
   c->code = &s;
-  c->key = keys.empty() ? std::string() : keys.front();
   c->keys = std::move(keys);
   c->args = std::move(args);
   c->callback = std::move(callback);
@@ -289,7 +293,7 @@ void executor::send(std::shared_ptr<call> c) {
   }
   // Right behind the write, on its connection: WAIT counts that connection's writes only.
   c->waited_for = c->code != nullptr && c->code->writes && c->synced && !wait_unsupported_
-                      ? synced_replicas(c->key)
+                      ? synced_replicas(c->route_key())
                       : 0;
   if (c->waited_for > 0) {
     c->sent_at = net::clock::now();
@@ -299,12 +303,13 @@ void executor::send(std::shared_ptr<call> c) {
     }
   }
   node_pool& to = pool_for(*c);
-  const std::size_t key_hash = key_hash_of(c->key);
+  const std::size_t key_hash = key_hash_of(c->route_key());
   c->via = pick(to, key_hash);
   // In a cluster the request may follow its slot (follow_slots): tagged with it, plus one, as
   // 0 means "stays". One sent behind ASKING belongs to the node asked, whatever the map says.
-  const std::uint32_t route =
-      router_.cluster() && !c->ask && !c->at ? std::uint32_t{topology::slot_of(c->key)} + 1 : 0;
+  const std::uint32_t route = router_.cluster() && !c->ask && !c->at
+                                  ? std::uint32_t{topology::slot_of(c->route_key())} + 1
+                                  : 0;
   if (route != 0 && !c->via->ready()) watch_stranded();
   c->via->send(
       std::move(request), c->deadline,
@@ -438,7 +443,7 @@ void executor::judge_sync(std::shared_ptr<call> c, resp::reply script_reply,
   const bool synced = topology::replication::synced(acknowledged);
   if (options_.observer != nullptr) {
     options_.observer->on_replica_sync(
-        {.key = c->key,
+        {.key = c->route_key(),
          .wanted = c->waited_for,
          .acknowledged = acknowledged,
          .waited =
@@ -457,7 +462,7 @@ void executor::judge_sync(std::shared_ptr<call> c, resp::reply script_reply,
           if (ec || replies.empty()) return complete(*c, errc::no_synced_replicas, std::move(held));
           judge_sync(std::move(c), std::move(held), std::move(replies.back()));
         },
-        key_hash_of(c->key));
+        key_hash_of(c->route_key()));
     return;
   }
   complete(*c, errc::no_synced_replicas, std::move(script_reply));
