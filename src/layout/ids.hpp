@@ -14,6 +14,9 @@ namespace relock::layout {
 std::string random_uuid();
 // 32 lowercase hex digits from 16 random bytes (data-layout §1: an unlock request id).
 std::string random_request_id();
+constexpr std::size_t request_id_size = 32;
+// The same written into `out`, which holds request_id_size chars: no allocation.
+void random_request_id(char* out);
 std::string random_bytes(std::size_t n);
 // Lowercase hex of `bytes`, and back: nullopt unless `text` is hex digits of even length (either
 // case). A permit id is 16 bytes in Redis and 32 hex digits to users (data-layout §7).

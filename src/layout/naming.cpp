@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "layout/naming.hpp"
 
+#include "layout/ids.hpp"
 #include "topology/slot.hpp"
 
 #include <relock/errors.hpp>
@@ -23,6 +24,13 @@ std::string tagged(std::string_view name) {
   out += name;
   out += '}';
   return out;
+}
+
+// tagged(name) appended to `out`; `braces` is !has_brace(name).
+void append_tagged(std::string& out, std::string_view name, bool braces) {
+  if (braces) out += '{';
+  out += name;
+  if (braces) out += '}';
 }
 
 std::string join(std::string_view head, std::string_view tail) {
@@ -59,7 +67,14 @@ void check_name(std::string_view name, const char* what) {
 }
 
 std::string prefixed(std::string_view prefix, std::string_view name) {
-  return join(prefix, tagged(name));
+  // Every call builds one or two of these: one allocation each.
+  const bool braces = !has_brace(name);
+  std::string out;
+  out.reserve(prefix.size() + 1 + name.size() + (braces ? 2 : 0));
+  out += prefix;
+  out += ':';
+  append_tagged(out, name, braces);
+  return out;
 }
 
 std::string suffixed(std::string_view name, std::string_view suffix) {
@@ -69,7 +84,22 @@ std::string suffixed(std::string_view name, std::string_view suffix) {
 std::string lock_channel(std::string_view name) { return prefixed("redisson_lock__channel", name); }
 
 std::string unlock_latch_key(std::string_view name, std::string_view request_id) {
-  return join(prefixed("redisson_unlock_latch", name), request_id);
+  // Two per lock/unlock pair: built in one allocation.
+  constexpr std::string_view prefix = "redisson_unlock_latch:";
+  const bool braces = !has_brace(name);
+  std::string out;
+  out.reserve(prefix.size() + name.size() + (braces ? 2 : 0) + 1 + request_id.size());
+  out += prefix;
+  append_tagged(out, name, braces);
+  out += ':';
+  out += request_id;
+  return out;
+}
+
+std::string random_unlock_latch_key(std::string_view name) {
+  char id[request_id_size];
+  random_request_id(id);
+  return unlock_latch_key(name, std::string_view(id, sizeof id));
 }
 
 std::string fair_queue_key(std::string_view name) { return prefixed("redisson_lock_queue", name); }

@@ -35,6 +35,8 @@ std::string suffixed(std::string_view name, std::string_view suffix);
 std::string lock_channel(std::string_view name);
 // §1 Unlock idempotency latch of one release request.
 std::string unlock_latch_key(std::string_view name, std::string_view request_id);
+// The same with a fresh random_request_id().
+std::string random_unlock_latch_key(std::string_view name);
 
 // §3 Fair lock: the waiting owners in order, their deadlines, and the channel of one waiter.
 std::string fair_queue_key(std::string_view name);

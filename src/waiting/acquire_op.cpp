@@ -117,7 +117,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     // Every try that can be taken back has a latch of its own: an ownerless kind's try writes
     // it when it grants, an owner's take-back writes it, and the try reads it (lock_kind.hpp).
     if (kind.take_back != nullptr || request_.hold != nullptr) {
-      try_latch_ = layout::unlock_latch_key(request_.key, layout::random_request_id());
+      try_latch_ = layout::random_unlock_latch_key(request_.key);
     }
     ++tries_;
     env_->eval(kind.acquire,
@@ -305,7 +305,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     const grant_kind& kind = *request_.grant;
     if (kind.give_up == nullptr) return;
     const auto latch_ttl = env_->settings().unlock_latch_ttl;
-    std::string latch = layout::unlock_latch_key(request_.key, layout::random_request_id());
+    std::string latch = layout::random_unlock_latch_key(request_.key);
     env_->eval(*kind.give_up,
                kind.give_up_call(give_up_context{request_.key, request_.owner, request_.channel,
                                                  latch, env_->publish_command(), latch_ttl,

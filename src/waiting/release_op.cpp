@@ -56,9 +56,8 @@ void release_now(const std::shared_ptr<client_core>& core, release_request reque
                                      "' held by " + request.field +
                                      " was lost before this unlock (it expired or was deleted)");
   }
-  std::string latch = !request.latch.empty()
-                          ? request.latch
-                          : layout::unlock_latch_key(request.key, layout::random_request_id());
+  std::string latch =
+      !request.latch.empty() ? request.latch : layout::random_unlock_latch_key(request.key);
   const auto& settings = core->settings();
   const bool cleanup = request.cleanup;
   auto call = request.kind->release_call(release_context{

@@ -28,6 +28,14 @@ TEST(naming, reentrant_lock) {
   EXPECT_EQ(unlock_latch_key("orders", "0123456789abcdef0123456789abcdef"),
             "redisson_unlock_latch:{orders}:0123456789abcdef0123456789abcdef");
   EXPECT_EQ(unlock_latch_key("a{b}", "ff"), "redisson_unlock_latch:a{b}:ff");
+  // A fresh request id each time, 32 hex digits after the tagged name.
+  const auto latch = random_unlock_latch_key("orders");
+  const std::string head = "redisson_unlock_latch:{orders}:";
+  ASSERT_EQ(latch.size(), head.size() + 32) << latch;
+  EXPECT_EQ(latch.substr(0, head.size()), head);
+  EXPECT_EQ(latch.find_first_not_of("0123456789abcdef", head.size()), std::string::npos) << latch;
+  EXPECT_NE(random_unlock_latch_key("orders"), latch);
+  EXPECT_EQ(random_unlock_latch_key("a{b}").rfind("redisson_unlock_latch:a{b}:", 0), 0u);
 }
 
 TEST(naming, fair_lock) {
