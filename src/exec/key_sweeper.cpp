@@ -22,27 +22,28 @@ void key_sweeper::discard(std::string key) {
 
 void key_sweeper::sweep() {
   sweep_planned_ = false;
-  std::vector<std::string> keys = std::move(doomed_);
-  doomed_.clear();
-  if (!group_by_slot_) return send(std::move(keys));
-  std::map<std::uint16_t, std::vector<std::string>> by_slot;
-  for (auto& k : keys) {
-    const auto slot = topology::slot_of(k);
-    by_slot[slot].push_back(std::move(k));
+  // Swapped, not moved: both vectors keep their capacity for the next passes.
+  std::swap(doomed_, sweeping_);
+  if (!group_by_slot_) {
+    send(sweeping_);
+  } else {
+    std::map<std::uint16_t, std::vector<std::string>> by_slot;
+    for (auto& k : sweeping_) {
+      const auto slot = topology::slot_of(k);
+      by_slot[slot].push_back(std::move(k));
+    }
+    for (auto& [slot, same_slot] : by_slot) send(same_slot);
   }
-  for (auto& [slot, same_slot] : by_slot) send(std::move(same_slot));
+  sweeping_.clear();
 }
 
-void key_sweeper::send(std::vector<std::string> keys) {
+void key_sweeper::send(std::span<const std::string> keys) {
   for (std::size_t from = 0; from < keys.size(); from += batch_) {
-    const std::size_t to = std::min(keys.size(), from + batch_);
-    std::vector<std::string_view> argv{"DEL"};
-    argv.insert(argv.end(), keys.begin() + static_cast<std::ptrdiff_t>(from),
-                keys.begin() + static_cast<std::ptrdiff_t>(to));
+    const auto these = keys.subspan(from, std::min(batch_, keys.size() - from));
     resp::request del;
-    del.push(std::span<const std::string_view>(argv));
+    del.push({"DEL"}, these, {});
     // Nobody waits for the answer: a latch left behind expires on its own (its TTL).
-    executor_.run(keys[from], std::move(del), [](std::error_code, resp::reply) {});
+    executor_.run(these.front(), std::move(del), [](std::error_code, resp::reply) {});
   }
 }
 

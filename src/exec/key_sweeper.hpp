@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,12 +29,13 @@ class key_sweeper {
 
  private:
   void sweep();
-  void send(std::vector<std::string> keys);
+  void send(std::span<const std::string> keys);
 
   executor& executor_;
   std::size_t batch_;
   bool group_by_slot_;
-  std::vector<std::string> doomed_;
+  std::vector<std::string> doomed_;    // handed over since the last pass
+  std::vector<std::string> sweeping_;  // the pass under way
   bool sweep_planned_ = false;
 };
 
