@@ -37,16 +37,20 @@ int hex_digit(char c) {
   return -1;
 }
 
+// Lowercase hex of `bytes` into `out`, which holds twice as many chars.
+void write_hex(std::string_view bytes, char* out) {
+  static constexpr char digits[] = "0123456789abcdef";
+  for (unsigned char b : bytes) {
+    *out++ = digits[b >> 4];
+    *out++ = digits[b & 0xf];
+  }
+}
+
 }  // namespace
 
 std::string to_hex(std::string_view bytes) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (unsigned char b : bytes) {
-    out += digits[b >> 4];
-    out += digits[b & 0xf];
-  }
+  std::string out(bytes.size() * 2, '0');
+  write_hex(bytes, out.data());
   return out;
 }
 
@@ -77,16 +81,13 @@ std::uint64_t random_seed() { return generator()(); }
 
 void random_request_id(char* out) {
   // Made on every try and every release: nothing here allocates.
-  static constexpr char digits[] = "0123456789abcdef";
+  char bytes[request_id_size / 2];
   auto& rng = generator();
-  for (std::size_t i = 0; i < request_id_size / 2; i += 8) {
+  for (std::size_t i = 0; i < sizeof bytes; i += 8) {
     const std::uint64_t word = rng();
-    for (std::size_t j = 0; j < 8; ++j) {
-      const auto b = static_cast<unsigned char>(word >> (8 * j));
-      out[2 * (i + j)] = digits[b >> 4];
-      out[2 * (i + j) + 1] = digits[b & 0xf];
-    }
+    for (std::size_t j = 0; j < 8; ++j) bytes[i + j] = static_cast<char>(word >> (8 * j));
   }
+  write_hex(std::string_view(bytes, sizeof bytes), out);
 }
 
 std::string random_request_id() {

@@ -15,22 +15,32 @@ constexpr std::size_t max_name_size = 64 * 1024;
 bool has_brace(std::string_view name) { return name.find('{') != std::string_view::npos; }
 
 // The main key's hash tag as Redisson writes it: the name itself when it already has a brace
-// (the user chose the tag), else the whole name in braces.
-std::string tagged(std::string_view name) {
-  if (has_brace(name)) return std::string(name);
-  std::string out;
-  out.reserve(name.size() + 2);
-  out += '{';
-  out += name;
-  out += '}';
-  return out;
-}
-
-// tagged(name) appended to `out`; `braces` is !has_brace(name).
-void append_tagged(std::string& out, std::string_view name, bool braces) {
+// (the user chose the tag), else the whole name in braces; appended to `out`.
+void append_tagged(std::string& out, std::string_view name) {
+  const bool braces = !has_brace(name);
   if (braces) out += '{';
   out += name;
   if (braces) out += '}';
+}
+
+std::size_t tagged_size(std::string_view name) { return name.size() + (has_brace(name) ? 0 : 2); }
+
+std::string tagged(std::string_view name) {
+  std::string out;
+  out.reserve(tagged_size(name));
+  append_tagged(out, name);
+  return out;
+}
+
+// prefix + ":" + tagged(name), with room for `more` chars after it: one allocation (every
+// acquire and release builds a few of these).
+std::string prefixed_reserving(std::string_view prefix, std::string_view name, std::size_t more) {
+  std::string out;
+  out.reserve(prefix.size() + 1 + tagged_size(name) + more);
+  out += prefix;
+  out += ':';
+  append_tagged(out, name);
+  return out;
 }
 
 std::string join(std::string_view head, std::string_view tail) {
@@ -67,14 +77,7 @@ void check_name(std::string_view name, const char* what) {
 }
 
 std::string prefixed(std::string_view prefix, std::string_view name) {
-  // Every call builds one or two of these: one allocation each.
-  const bool braces = !has_brace(name);
-  std::string out;
-  out.reserve(prefix.size() + 1 + name.size() + (braces ? 2 : 0));
-  out += prefix;
-  out += ':';
-  append_tagged(out, name, braces);
-  return out;
+  return prefixed_reserving(prefix, name, 0);
 }
 
 std::string suffixed(std::string_view name, std::string_view suffix) {
@@ -84,13 +87,7 @@ std::string suffixed(std::string_view name, std::string_view suffix) {
 std::string lock_channel(std::string_view name) { return prefixed("redisson_lock__channel", name); }
 
 std::string unlock_latch_key(std::string_view name, std::string_view request_id) {
-  // Two per lock/unlock pair: built in one allocation.
-  constexpr std::string_view prefix = "redisson_unlock_latch:";
-  const bool braces = !has_brace(name);
-  std::string out;
-  out.reserve(prefix.size() + name.size() + (braces ? 2 : 0) + 1 + request_id.size());
-  out += prefix;
-  append_tagged(out, name, braces);
+  std::string out = prefixed_reserving("redisson_unlock_latch", name, 1 + request_id.size());
   out += ':';
   out += request_id;
   return out;
