@@ -11,6 +11,7 @@
 
 #include "exec/cluster_discovery.hpp"
 #include "exec/sentinel_discovery.hpp"
+#include "info_text.hpp"
 #include "layout/client_name.hpp"
 #include "layout/ids.hpp"
 #include "net/endpoint.hpp"
@@ -57,26 +58,6 @@ void check_settings(const config& s) {
   if (s.replica_sync_attempts == 0 || s.replica_sync_attempts > 100) {
     throw error(errc::invalid_argument, "replica_sync_attempts must be 1 to 100");
   }
-}
-
-// What INFO says of the one server a client starts on.
-struct server_facts {
-  bool cluster = false;
-  bool replica = false;
-  std::string master_of_replica;  // host:port, when a replica
-  bool aof = false;
-  int online_replicas = 0;
-};
-
-std::string info_field(std::string_view info, std::string_view name) {
-  const std::string prefix = std::string(name) + ":";
-  for (std::size_t at = info.find(prefix); at != std::string_view::npos;
-       at = info.find(prefix, at + 1)) {
-    if (at != 0 && info[at - 1] != '\n') continue;
-    const auto value = info.substr(at + prefix.size());
-    return std::string(value.substr(0, value.find_first_of("\r\n")));
-  }
-  return {};
 }
 
 // Unlock latches deleted per DEL command: a pass of the I/O loop rarely completes more
@@ -309,12 +290,13 @@ std::optional<std::pair<std::error_code, std::string>> client_core::start_watchi
   }
   if (info_field(r.str, "role") == "slave") {
     return std::pair{make_error_code(errc::invalid_argument),
-                     server.address() + " is a replica (of " + info_field(r.str, "master_host") +
-                         ":" + info_field(r.str, "master_port") +
+                     server.address() + " is a replica (of " +
+                         std::string(info_field(r.str, "master_host")) + ":" +
+                         std::string(info_field(r.str, "master_port")) +
                          "), which takes no lock writes: connect to its master, or through "
                          "Sentinel with redis-sentinel://"};
   }
-  const std::string run_id = info_field(r.str, "run_id");
+  const std::string run_id(info_field(r.str, "run_id"));
   server_id_ = run_id.empty() ? "address:" + server.address() : "run_id:" + run_id;
   // Sentinel's count stands: a master's own may include replicas Sentinel sees as down. A list
   // in the URL stands too.

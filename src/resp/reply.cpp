@@ -3,6 +3,15 @@
 
 namespace relock::resp {
 
+const reply* value_of(const reply& pairs, std::string_view name) {
+  for (std::size_t i = 0; i + 1 < pairs.elements.size(); i += 2) {
+    if (pairs.elements[i].is_string() && pairs.elements[i].str == name) {
+      return &pairs.elements[i + 1];
+    }
+  }
+  return nullptr;
+}
+
 std::string to_string(const reply& r) {
   switch (r.type) {
     case reply_type::nil:

@@ -41,6 +41,10 @@ struct reply {
   friend bool operator==(const reply&, const reply&) = default;
 };
 
+// The value after the string `name` in a flat array of names and values (HGETALL, CLUSTER
+// SHARDS, SENTINEL REPLICAS), or nullptr.
+const reply* value_of(const reply& pairs, std::string_view name);
+
 // Human-readable form for logs and test failure messages.
 std::string to_string(const reply& r);
 

@@ -26,12 +26,10 @@ std::optional<std::uint16_t> port_of(std::string_view text) {
   return static_cast<std::uint16_t>(value);
 }
 
-// A field of one SENTINEL REPLICAS entry (a flat array of names and values).
-std::string_view field(const resp::reply& entry, std::string_view name) {
-  for (std::size_t i = 0; i + 1 < entry.elements.size(); i += 2) {
-    if (entry.elements[i].str == name) return entry.elements[i + 1].str;
-  }
-  return {};
+// A field of one SENTINEL REPLICAS entry (a flat array of names and values), as text.
+std::string_view text_field(const resp::reply& entry, std::string_view name) {
+  const auto* value = resp::value_of(entry, name);
+  return value ? std::string_view(value->str) : std::string_view();
 }
 
 }  // namespace
@@ -61,7 +59,7 @@ std::optional<int> sentinel_view::count_replicas(const resp::reply& r) {
   for (const auto& entry : r.elements) {
     if (!entry.is_array()) return std::nullopt;
     bool down = false;
-    std::string_view flags = field(entry, "flags");
+    std::string_view flags = text_field(entry, "flags");
     while (!flags.empty()) {
       const auto comma = flags.find(',');
       const auto flag = flags.substr(0, comma);
@@ -71,7 +69,7 @@ std::optional<int> sentinel_view::count_replicas(const resp::reply& r) {
     }
     // A node Sentinel lists as a replica but that still says it is a master (the old master
     // after a switchover, for the ~10 s before Sentinel converts it) acknowledges nothing.
-    const auto role = field(entry, "role-reported");
+    const auto role = text_field(entry, "role-reported");
     if (!role.empty() && role != "slave") down = true;
     if (!down) ++healthy;
   }

@@ -20,14 +20,6 @@ std::nullopt_t fail(std::string* why, std::string text) {
 
 bool is_key_value(const reply& r) { return r.is_array() && r.elements.size() % 2 == 0; }
 
-// The value after `key` in a flat key/value array, or nullptr.
-const reply* field(const reply& kv, std::string_view key) {
-  for (std::size_t i = 0; i + 1 < kv.elements.size(); i += 2) {
-    if (kv.elements[i].is_string() && kv.elements[i].str == key) return &kv.elements[i + 1];
-  }
-  return nullptr;
-}
-
 std::string_view text_of(const reply* r) {
   return r && r->is_string() ? std::string_view(r->str) : std::string_view();
 }
@@ -70,16 +62,17 @@ std::optional<node> slots_node(const reply& r, std::string_view answering_host) 
   const reply* ip = nullptr;
   if (r.elements.size() > 3) {
     if (!is_key_value(r.elements[3])) return std::nullopt;
-    ip = field(r.elements[3], "ip");
+    ip = resp::value_of(r.elements[3], "ip");
   }
   return node{host_of(&host, ip, answering_host), *port};
 }
 
 // A node of CLUSTER SHARDS, a flat key/value array, at its port of `kind`; nullopt without one.
 std::optional<node> shards_node(const reply& n, std::string_view answering_host, port_kind kind) {
-  auto port = port_of(field(n, kind == port_kind::tls ? "tls-port" : "port"));
+  auto port = port_of(resp::value_of(n, kind == port_kind::tls ? "tls-port" : "port"));
   if (!port) return std::nullopt;
-  return node{host_of(field(n, "endpoint"), field(n, "ip"), answering_host), *port};
+  return node{host_of(resp::value_of(n, "endpoint"), resp::value_of(n, "ip"), answering_host),
+              *port};
 }
 
 // The nodes of one shard that serve: the first master the cluster has not declared failed (or
@@ -92,9 +85,9 @@ struct serving {
 std::optional<serving> serving_nodes(const reply& nodes) {
   serving out;
   for (const auto& n : nodes.elements) {
-    const auto* role = is_key_value(n) ? field(n, "role") : nullptr;
+    const auto* role = is_key_value(n) ? resp::value_of(n, "role") : nullptr;
     if (!role || !role->is_string()) return std::nullopt;
-    const auto* health_field = field(n, "health");
+    const auto* health_field = resp::value_of(n, "health");
     const auto health = health_field ? text_of(health_field) : "online";
     if (role->str == "master" && !out.master && health != "fail") out.master = &n;
     if (role->str == "replica" && health == "online") out.replicas.push_back(&n);
@@ -142,8 +135,8 @@ std::optional<slot_map> slot_map::parse_shards(const resp::reply& reply,
   for (std::size_t i = 0; i < reply.elements.size(); ++i) {
     const auto& s = reply.elements[i];
     const std::string where = "CLUSTER SHARDS: shard " + std::to_string(i);
-    const auto* slots = is_key_value(s) ? field(s, "slots") : nullptr;
-    const auto* nodes = is_key_value(s) ? field(s, "nodes") : nullptr;
+    const auto* slots = is_key_value(s) ? resp::value_of(s, "slots") : nullptr;
+    const auto* nodes = is_key_value(s) ? resp::value_of(s, "nodes") : nullptr;
     if (!slots || !is_key_value(*slots) || !nodes || !nodes->is_array()) {
       return fail(why, where + " lacks its slots or nodes");
     }
