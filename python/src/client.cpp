@@ -9,7 +9,6 @@
 #include <relock/owner.hpp>
 #include <relock/queue_info.hpp>
 
-#include <limits>
 #include <string>
 #include <utility>
 
@@ -144,12 +143,6 @@ relock::config make_config(const std::string& url, const py::dict& settings) {
   }
   route_callbacks(settings, c);
   return c;
-}
-
-std::optional<double> seconds_or_none(std::optional<std::chrono::milliseconds> ms) {
-  if (!ms) return std::nullopt;
-  if (*ms == std::chrono::milliseconds::max()) return std::numeric_limits<double>::infinity();
-  return to_seconds(*ms);
 }
 
 // inspect's answer as plain Python data; relock/_info.py makes the dataclasses.

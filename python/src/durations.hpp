@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <limits>
 #include <optional>
 
 namespace relock::python {
@@ -16,5 +17,13 @@ std::optional<std::chrono::milliseconds> to_millis(std::optional<double> seconds
 
 // Milliseconds as float seconds.
 inline double to_seconds(std::chrono::milliseconds ms) { return ms.count() / 1000.0; }
+
+// A setting or a remaining time as Python shows it: None when unset, inf for "for ever"
+// (milliseconds::max()).
+inline std::optional<double> seconds_or_none(std::optional<std::chrono::milliseconds> ms) {
+  if (!ms) return std::nullopt;
+  if (*ms == std::chrono::milliseconds::max()) return std::numeric_limits<double>::infinity();
+  return to_seconds(*ms);
+}
 
 }  // namespace relock::python

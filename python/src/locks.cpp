@@ -138,12 +138,6 @@ void bind_hold(py::class_<Lockable, Extra...>& cls) {
           py::arg("owner"), py::arg("done"));
 }
 
-std::optional<double> seconds_or_none(std::optional<std::chrono::milliseconds> ms) {
-  if (!ms) return std::nullopt;
-  if (*ms == std::chrono::milliseconds::max()) return std::numeric_limits<double>::infinity();
-  return to_seconds(*ms);
-}
-
 relock::mutex make_lock(const client_handle& c, const std::string& kind, const std::string& name) {
   relock::client& client = c.get();
   if (kind == "reentrant") return client.lock(name);

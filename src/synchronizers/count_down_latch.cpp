@@ -30,8 +30,8 @@ void await_open(const std::shared_ptr<detail::client_core>& core, const std::str
   detail::waiting::start_acquire(core, std::move(r), std::move(done));
 }
 
-std::int64_t admin(detail::client_core& core, const std::string& key, const std::string& channel,
-                   const char* op, std::int64_t n, const std::string& what) {
+std::int64_t latch_op(detail::client_core& core, const std::string& key, const std::string& channel,
+                      const char* op, std::int64_t n, const std::string& what) {
   return detail::waiting::eval_blocking(
              core, detail::synchronizers::synchronizer_scripts::latch_admin, {key, channel},
              {op, std::to_string(n), core.publish_command()}, what)
@@ -88,11 +88,11 @@ bool count_down_latch::await(std::chrono::milliseconds wait, std::stop_token sto
 
 bool count_down_latch::try_set_count(std::int64_t count) {
   detail::synchronizers::check_permits(count, 1, "a latch's count");
-  return admin(*core_, key_, channel_, "try_set", count, "latch '" + name_ + "'") == 1;
+  return latch_op(*core_, key_, channel_, "try_set", count, "latch '" + name_ + "'") == 1;
 }
 
 void count_down_latch::count_down() {
-  admin(*core_, key_, channel_, "down", 0, "latch '" + name_ + "'");
+  latch_op(*core_, key_, channel_, "down", 0, "latch '" + name_ + "'");
 }
 
 std::int64_t count_down_latch::count() const {
@@ -103,7 +103,7 @@ std::int64_t count_down_latch::count() const {
 }
 
 bool count_down_latch::delete_latch() {
-  return admin(*core_, key_, channel_, "delete", 0, "latch '" + name_ + "'") == 1;
+  return latch_op(*core_, key_, channel_, "delete", 0, "latch '" + name_ + "'") == 1;
 }
 
 }  // namespace relock

@@ -151,9 +151,9 @@ bool permit_expirable_semaphore::try_release(std::string_view permit_id) {
 
 namespace {
 
-std::int64_t admin(detail::client_core& core, const std::string& key, const std::string& channel,
-                   const char* op, std::int64_t n, const std::string& name,
-                   std::string raw_id = {}) {
+std::int64_t permit_admin(detail::client_core& core, const std::string& key,
+                          const std::string& channel, const char* op, std::int64_t n,
+                          const std::string& name, std::string raw_id = {}) {
   return detail::synchronizers::semaphore_admin(
       core, key, channel, op, n, "semaphore '" + name + "'", layout::semaphore_timeout_key(key),
       std::move(raw_id));
@@ -174,31 +174,32 @@ bool permit_expirable_semaphore::update_lease(std::string_view permit_id,
       done();
     });
   });
-  return admin(*core_, key_, channel_, "lease", ms.count(), name_, *layout::from_hex(id)) == 1;
+  return permit_admin(*core_, key_, channel_, "lease", ms.count(), name_, *layout::from_hex(id)) ==
+         1;
 }
 
 std::int64_t permit_expirable_semaphore::available_permits() const {
-  return admin(*core_, key_, channel_, "available", 0, name_);
+  return permit_admin(*core_, key_, channel_, "available", 0, name_);
 }
 
 std::int64_t permit_expirable_semaphore::acquired_permits() const {
-  return admin(*core_, key_, channel_, "acquired", 0, name_);
+  return permit_admin(*core_, key_, channel_, "acquired", 0, name_);
 }
 
 void permit_expirable_semaphore::set_permits(std::int64_t permits) {
   detail::synchronizers::check_permits(permits, 0, "permits to set");
-  admin(*core_, key_, channel_, "set", permits, name_);
+  permit_admin(*core_, key_, channel_, "set", permits, name_);
 }
 
 bool permit_expirable_semaphore::try_set_permits(std::int64_t permits) {
   detail::synchronizers::check_permits(permits, 0, "permits to set");
-  return admin(*core_, key_, channel_, "try_set", permits, name_) == 1;
+  return permit_admin(*core_, key_, channel_, "try_set", permits, name_) == 1;
 }
 
 void permit_expirable_semaphore::add_permits(std::int64_t permits) {
   detail::synchronizers::check_permits(permits, -detail::synchronizers::max_permits,
                                        "permits to add");
-  admin(*core_, key_, channel_, "add", permits, name_);
+  permit_admin(*core_, key_, channel_, "add", permits, name_);
 }
 
 }  // namespace relock

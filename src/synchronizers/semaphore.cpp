@@ -125,8 +125,9 @@ void semaphore::release(std::int64_t permits) {
 
 namespace {
 
-std::int64_t admin(detail::client_core& core, const std::string& key, const std::string& channel,
-                   const char* op, std::int64_t n, const std::string& name) {
+std::int64_t permits_admin(detail::client_core& core, const std::string& key,
+                           const std::string& channel, const char* op, std::int64_t n,
+                           const std::string& name) {
   return detail::synchronizers::semaphore_admin(core, key, channel, op, n,
                                                 "semaphore '" + name + "'");
 }
@@ -134,20 +135,22 @@ std::int64_t admin(detail::client_core& core, const std::string& key, const std:
 }  // namespace
 
 std::int64_t semaphore::available_permits() const {
-  return admin(*core_, key_, channel_, "available", 0, name_);
+  return permits_admin(*core_, key_, channel_, "available", 0, name_);
 }
 
-std::int64_t semaphore::drain_permits() { return admin(*core_, key_, channel_, "drain", 0, name_); }
+std::int64_t semaphore::drain_permits() {
+  return permits_admin(*core_, key_, channel_, "drain", 0, name_);
+}
 
 bool semaphore::try_set_permits(std::int64_t permits) {
   detail::synchronizers::check_permits(permits, 0, "permits to set");
-  return admin(*core_, key_, channel_, "try_set", permits, name_) == 1;
+  return permits_admin(*core_, key_, channel_, "try_set", permits, name_) == 1;
 }
 
 void semaphore::add_permits(std::int64_t permits) {
   detail::synchronizers::check_permits(permits, -detail::synchronizers::max_permits,
                                        "permits to add");
-  admin(*core_, key_, channel_, "add", permits, name_);
+  permits_admin(*core_, key_, channel_, "add", permits, name_);
 }
 
 }  // namespace relock

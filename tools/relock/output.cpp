@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "json_values.hpp"
 
 namespace relock_cli {
 namespace {
@@ -21,11 +22,6 @@ using nlohmann::json;
 // Names are bytes and JSON is UTF-8: a byte that is not UTF-8 becomes U+FFFD, where the default
 // would throw (and --json status '\xff' ended in a json.exception).
 std::string dumped(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
-template <class T>
-json or_null(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
 
 std::string seconds(double s) {
   char text[32];

@@ -3,17 +3,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_values.hpp"
+
 namespace relock_cli {
 namespace {
 
 using nlohmann::json;
-
-template <class T>
-json or_null(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-json or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
 
 json holder_json(const top_holder& h) {
   // pid a string, as relock status --json has it.

@@ -17,8 +17,8 @@ bool ends_with(std::string_view text, std::string_view end) {
 bool all_of(std::string_view text, bool (*good)(char)) {
   return !text.empty() && std::all_of(text.begin(), text.end(), good);
 }
-bool digit(char c) { return c >= '0' && c <= '9'; }
-bool hex(char c) { return digit(c) || (c >= 'a' && c <= 'f'); }
+bool decimal(char c) { return c >= '0' && c <= '9'; }
+bool hex(char c) { return decimal(c) || (c >= 'a' && c <= 'f'); }
 
 // The name a derived name was made from, when `wrapped` is what §1.2 makes of one: "{name}"
 // for a name without '{', the name itself otherwise. "{x}" is read as the name x: a name that
@@ -71,7 +71,7 @@ std::optional<std::string> from_prefixed(std::string_view key) {
 std::optional<std::string> from_suffixed(std::string_view key) {
   constexpr std::string_view read_hold = ":rwlock_timeout:";
   const auto at = key.rfind(read_hold);
-  if (at != std::string_view::npos && all_of(key.substr(at + read_hold.size()), digit)) {
+  if (at != std::string_view::npos && all_of(key.substr(at + read_hold.size()), decimal)) {
     // The owner field before it is "<client-id>:<thread-id>", Redisson's and relock's alike.
     if (const auto wrapped = without_last_parts(key.substr(0, at), 2)) return unwrapped(*wrapped);
     return std::nullopt;
