@@ -3,22 +3,23 @@
 
 #include <hiredis/read.h>
 
-#include <memory>
 #include <new>
+#include <utility>
 
 namespace relock::resp {
 namespace {
 
 // hiredis hands each new value its parent task; arrays are sized up front, so a child can be
-// built in place in its parent's vector and its address stays valid while siblings arrive.
+// built in place in its parent's vector and its address stays valid while siblings arrive. A
+// root goes to the reader's one slot (task->privdata): hiredis builds one reply at a time, and
+// next() moves it out before the next begins, so no reply costs a heap object of its own.
 void* place(const redisReadTask* task, reply&& value) {
-  if (task->parent != nullptr) {
-    auto* parent = static_cast<reply*>(task->parent->obj);
-    reply& slot = parent->elements[static_cast<std::size_t>(task->idx)];
-    slot = std::move(value);
-    return &slot;
-  }
-  return new (std::nothrow) reply(std::move(value));
+  reply& slot =
+      task->parent != nullptr
+          ? static_cast<reply*>(task->parent->obj)->elements[static_cast<std::size_t>(task->idx)]
+          : *static_cast<reply*>(task->privdata);
+  slot = std::move(value);
+  return &slot;
 }
 
 void* create_string(const redisReadTask* task, char* str, size_t len) {
@@ -51,8 +52,9 @@ void* create_integer(const redisReadTask* task, long long v) {
 
 void* create_nil(const redisReadTask* task) { return place(task, reply::make_nil()); }
 
-// Called only for a root object: children live inside it.
-void free_object(void* obj) { delete static_cast<reply*>(obj); }
+// Called only for a root (children live inside it): a reply dropped unfinished, on an error or
+// when the reader goes. The slot is the reader's; emptying it is all there is to free.
+void free_object(void* obj) { *static_cast<reply*>(obj) = reply{}; }
 
 redisReplyObjectFunctions functions = {create_string, create_array, create_integer, create_nil,
                                        free_object};
@@ -61,6 +63,7 @@ redisReplyObjectFunctions functions = {create_string, create_array, create_integ
 
 reader::reader() : impl_(redisReaderCreateWithFunctions(&functions)) {
   if (impl_ == nullptr) throw std::bad_alloc();
+  impl_->privdata = &root_;
 }
 
 reader::~reader() { redisReaderFree(impl_); }
@@ -75,8 +78,7 @@ std::optional<reply> reader::next() {
     throw protocol_error(impl_->errstr[0] != '\0' ? impl_->errstr : "malformed RESP");
   }
   if (raw == nullptr) return std::nullopt;
-  std::unique_ptr<reply> owned(static_cast<reply*>(raw));
-  return std::move(*owned);
+  return std::exchange(root_, reply{});
 }
 
 }  // namespace relock::resp

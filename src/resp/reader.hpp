@@ -32,6 +32,7 @@ class reader {
 
  private:
   redisReader* impl_;
+  reply root_;  // the reply being read (reader.cpp's place)
 };
 
 }  // namespace relock::resp
