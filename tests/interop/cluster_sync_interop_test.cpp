@@ -30,7 +30,10 @@ using steady = std::chrono::steady_clock;
 
 namespace {
 
-constexpr auto by_message = 300ms;
+// A waiter woken by a release message gets its grant within this of the release; without the
+// message it would wait out its whole wait (seconds). 500 ms as the one-server interop tests:
+// 300 was passed by 362 ms once under the whole suite's load.
+constexpr auto by_message = 500ms;
 constexpr double by_message_ms = std::chrono::duration<double, std::milli>(by_message).count();
 
 class redisson_cluster_sync : public redisson_cluster_fixture {
