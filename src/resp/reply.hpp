@@ -45,6 +45,11 @@ struct reply {
 // SHARDS, SENTINEL REPLICAS), or nullptr.
 const reply* value_of(const reply& pairs, std::string_view name);
 
+// The text of a string or status reply; empty for anything else, or for none.
+inline std::string_view text_of(const reply* r) {
+  return r && r->is_string() ? std::string_view(r->str) : std::string_view();
+}
+
 // Human-readable form for logs and test failure messages.
 std::string to_string(const reply& r);
 

@@ -26,12 +26,6 @@ std::optional<std::uint16_t> port_of(std::string_view text) {
   return static_cast<std::uint16_t>(value);
 }
 
-// A field of one SENTINEL REPLICAS entry (a flat array of names and values), as text.
-std::string_view text_field(const resp::reply& entry, std::string_view name) {
-  const auto* value = resp::value_of(entry, name);
-  return value ? std::string_view(value->str) : std::string_view();
-}
-
 }  // namespace
 
 const std::vector<std::string_view>& sentinel_view::channels() {
@@ -59,7 +53,7 @@ std::optional<int> sentinel_view::count_replicas(const resp::reply& r) {
   for (const auto& entry : r.elements) {
     if (!entry.is_array()) return std::nullopt;
     bool down = false;
-    std::string_view flags = text_field(entry, "flags");
+    std::string_view flags = resp::text_of(resp::value_of(entry, "flags"));
     while (!flags.empty()) {
       const auto comma = flags.find(',');
       const auto flag = flags.substr(0, comma);
@@ -69,7 +63,7 @@ std::optional<int> sentinel_view::count_replicas(const resp::reply& r) {
     }
     // A node Sentinel lists as a replica but that still says it is a master (the old master
     // after a switchover, for the ~10 s before Sentinel converts it) acknowledges nothing.
-    const auto role = text_field(entry, "role-reported");
+    const auto role = resp::text_of(resp::value_of(entry, "role-reported"));
     if (!role.empty() && role != "slave") down = true;
     if (!down) ++healthy;
   }

@@ -20,10 +20,6 @@ std::nullopt_t fail(std::string* why, std::string text) {
 
 bool is_key_value(const reply& r) { return r.is_array() && r.elements.size() % 2 == 0; }
 
-std::string_view text_of(const reply* r) {
-  return r && r->is_string() ? std::string_view(r->str) : std::string_view();
-}
-
 std::optional<std::uint16_t> port_of(const reply* r) {
   if (!r || !r->is_integer() || r->integer < 1 || r->integer > 65535) return std::nullopt;
   return static_cast<std::uint16_t>(r->integer);
@@ -34,10 +30,10 @@ bool usable(std::string_view host) { return !host.empty() && host != "?"; }
 // The host rule of slot_map.hpp: a usable endpoint; "?" (or no endpoint at all) falls back to
 // the ip; an unknown endpoint (null or "") is the host we reached the cluster by.
 std::string host_of(const reply* endpoint, const reply* ip, std::string_view answering_host) {
-  const std::string_view preferred = text_of(endpoint);
+  const std::string_view preferred = resp::text_of(endpoint);
   if (usable(preferred)) return std::string(preferred);
   const bool unknown = endpoint && (endpoint->is_nil() || preferred.empty());
-  if (!unknown && usable(text_of(ip))) return std::string(text_of(ip));
+  if (!unknown && usable(resp::text_of(ip))) return std::string(resp::text_of(ip));
   return std::string(answering_host);
 }
 
@@ -88,7 +84,7 @@ std::optional<serving> serving_nodes(const reply& nodes) {
     const auto* role = is_key_value(n) ? resp::value_of(n, "role") : nullptr;
     if (!role || !role->is_string()) return std::nullopt;
     const auto* health_field = resp::value_of(n, "health");
-    const auto health = health_field ? text_of(health_field) : "online";
+    const auto health = health_field ? resp::text_of(health_field) : "online";
     if (role->str == "master" && !out.master && health != "fail") out.master = &n;
     if (role->str == "replica" && health == "online") out.replicas.push_back(&n);
   }
