@@ -395,6 +395,11 @@ void executor::on_reply(std::shared_ptr<call> c, node_pool& from, std::error_cod
       if (a.connection_failed && c->on_resent) c->on_resent();
       retry_later(std::move(c));
       break;
+    case next_step::time_out:
+      complete(*c, errc::timeout,
+               resp::reply::make_error("no reply from " + from.node.address() +
+                                       " in time: its last was " + r.str));
+      break;
     case next_step::complete:
       if (!ec && !r.is_error() && wait_reply) {
         judge_sync(std::move(c), std::move(r), std::move(*wait_reply));

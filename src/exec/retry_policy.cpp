@@ -17,7 +17,15 @@ error_meaning meaning_of(std::string_view code) {
 }
 
 next_step decide(const attempt& a) {
-  if (!a.time_left) return next_step::complete;
+  if (!a.time_left) {
+    // A reply that asks for one more step (NOSCRIPT to a script the server lost, a redirect, a
+    // TRYAGAIN) came too late to take it: the command did not run and its time is up. Ten
+    // thousand EVALSHAs at once on a new server answered NOSCRIPT after their 3 s, and the
+    // callers heard "server error".
+    const bool ran_or_never =
+        a.connection_failed || meaning_of(a.error_code) == error_meaning::final;
+    return ran_or_never ? next_step::complete : next_step::time_out;
+  }
   if (a.connection_failed) {
     // An acquire or release that may have run must never be sent again blindly (data-layout §1);
     // only what never left us, or what is harmless twice, may go again.

@@ -13,6 +13,8 @@ enum class next_step {
   follow_moved,           // Cluster: the slot lives elsewhere now; refresh and resend there
   follow_ask,             // Cluster: resend once to the named node behind ASKING
   retry_after_delay,      // TRYAGAIN / CLUSTERDOWN / LOADING / READONLY: it did not run
+  time_out,  // one of those came after the deadline: the caller hears errc::timeout, since the
+             // command did not run and its time is up (never the server's word as an error)
 };
 
 struct attempt {

@@ -52,8 +52,34 @@ TEST(retry_policy, table) {
       {"LOADING", a([](attempt& x) { x.error_code = "LOADING"; }), next_step::retry_after_delay},
       // A replica refused the write (the master moved): it did not run.
       {"READONLY", a([](attempt& x) { x.error_code = "READONLY"; }), next_step::retry_after_delay},
-      {"no time left", a([](attempt& x) {
+      // Out of time: a reply that says the command did not run is a timeout; any other reply,
+      // or a lost connection, is handed over as it is.
+      {"TRYAGAIN with no time left", a([](attempt& x) {
          x.error_code = "TRYAGAIN";
+         x.time_left = false;
+       }),
+       next_step::time_out},
+      {"NOSCRIPT with no time left", a([](attempt& x) {
+         x.error_code = "NOSCRIPT";
+         x.time_left = false;
+       }),
+       next_step::time_out},
+      {"MOVED with no time left", a([](attempt& x) {
+         x.error_code = "MOVED";
+         x.time_left = false;
+       }),
+       next_step::time_out},
+      {"a plain reply with no time left", a([](attempt& x) { x.time_left = false; }),
+       next_step::complete},
+      {"ERR with no time left", a([](attempt& x) {
+         x.error_code = "ERR";
+         x.time_left = false;
+       }),
+       next_step::complete},
+      {"a lost connection with no time left", a([](attempt& x) {
+         x.connection_failed = true;
+         x.written = true;
+         x.idempotent = true;
          x.time_left = false;
        }),
        next_step::complete},
