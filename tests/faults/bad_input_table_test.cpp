@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The table of bad inputs: each row gives a typed error (relock::errc) within 100 ms and leaves
-// the server's DEBUG DIGEST (one hash of the whole dataset) as it was. Names, key types of every
-// kind, durations, settings, URLs, owners, credentials, a server that is not Redis, a closed
-// port, and TLS refused for every reason (issue #32). A few odd inputs that are valid (binary
-// names) must work and leave no trace.
+// The table of bad inputs: each row gives a typed error (relock::errc) within 100 ms (the TLS
+// rows: 1 s, see there) and leaves the server's DEBUG DIGEST (one hash of the whole dataset) as
+// it was. Names, key types of every kind, durations, settings, URLs, owners, credentials, a
+// server that is not Redis, a closed port, and TLS refused for every reason (issue #32). A few
+// odd inputs that are valid (binary names) must work and leave no trace.
 #include <gtest/gtest.h>
 
 #include <netinet/in.h>
@@ -90,8 +90,10 @@ std::vector<std::string> pem_body(const std::string& file) {
 
 std::string digest(raw_client& raw) { return raw.command({"DEBUG", "DIGEST"}).str; }
 
-// Runs every row on `server`, each on a dataset of its own, and prints the table.
-void run_table(redis_server& server, const std::vector<row>& rows) {
+// Runs every row on `server`, each on a dataset of its own, and prints the table. A refusal
+// must come `within` the bound: well inside any timeout, so none of them waited for one.
+void run_table(redis_server& server, const std::vector<row>& rows,
+               std::chrono::milliseconds within = 100ms) {
   raw_client raw = raw_client::to(server);
   for (const auto& r : rows) {
     SCOPED_TRACE(r.name);
@@ -105,7 +107,7 @@ void run_table(redis_server& server, const std::vector<row>& rows) {
               << std::chrono::duration<double, std::milli>(took).count() << " ms" << std::endl;
     if (r.expected) {
       EXPECT_EQ(ec, *r.expected) << ec.message();
-      EXPECT_LT(took, 100ms);
+      EXPECT_LT(took, within);
       EXPECT_EQ(digest(raw), before) << "the data changed";
     } else {
       EXPECT_FALSE(ec) << ec.message();
@@ -420,9 +422,16 @@ TEST(bad_inputs, credentials_refused_are_auth_failed_within_100_ms_and_change_no
 }
 
 // TLS refused for every reason the issue names, each on a real server with tls-port: a typed
-// error within the table's 100 ms, a message naming what is wrong (the certificate's subject
-// and issuer, the name expected, the file), never the password or a key's contents.
-TEST(bad_inputs, tls_refusals_are_typed_errors_within_100_ms_that_name_the_cause) {
+// error, a message naming what is wrong (the certificate's subject and issuer, the name
+// expected, the file), never the password or a key's contents.
+//
+// Each row builds a client: an I/O thread, a TLS context from the files, a handshake. That
+// takes 2-45 ms alone under ASan, but 110-175 ms beside other tests on two cores (a CI run), so
+// these rows are held to 1 s, not the table's 100 ms. 1 s still proves that no refusal waited
+// for a timeout: the shortest one a construction could wait for is the 10 s connect timeout.
+constexpr std::chrono::milliseconds tls_refusal_bound = 1s;
+
+TEST(bad_inputs, tls_refusals_are_prompt_typed_errors_that_name_the_cause) {
   const tls_files certificates;
   auto tls_server = [&](const std::string& cert, const std::string& key, bool auth_clients) {
     auto options = debug_server();
@@ -523,7 +532,7 @@ TEST(bad_inputs, tls_refusals_are_typed_errors_within_100_ms_that_name_the_cause
                }),
        errc::invalid_argument},
   };
-  run_table(server, rows);
+  run_table(server, rows, tls_refusal_bound);
 
   redis_server expired(tls_server(certificates.expired_cert(), certificates.expired_key(), false));
   run_table(
@@ -531,7 +540,8 @@ TEST(bad_inputs, tls_refusals_are_typed_errors_within_100_ms_that_name_the_cause
       {{"TLS: a server certificate that has expired",
         {},
         refused(expired, {"expired", "CN=relock-expired", issuer, "valid from"}, [](auto&) {}),
-        errc::connection}});
+        errc::connection}},
+      tls_refusal_bound);
 
   redis_server future(
       tls_server(certificates.not_yet_valid_cert(), certificates.not_yet_valid_key(), false));
@@ -540,11 +550,14 @@ TEST(bad_inputs, tls_refusals_are_typed_errors_within_100_ms_that_name_the_cause
       {{"TLS: a server certificate not valid yet",
         {},
         refused(future, {"not yet valid", "CN=relock-future", issuer, "valid from"}, [](auto&) {}),
-        errc::connection}});
+        errc::connection}},
+      tls_refusal_bound);
 
   redis_server mutual(tls_server(certificates.server_cert(), certificates.server_key(), true));
-  run_table(mutual, {{"TLS: a server that demands a client certificate, none given",
-                      {},
-                      refused(mutual, {"client certificate", "tls_cert"}, [](auto&) {}),
-                      errc::connection}});
+  run_table(mutual,
+            {{"TLS: a server that demands a client certificate, none given",
+              {},
+              refused(mutual, {"client certificate", "tls_cert"}, [](auto&) {}),
+              errc::connection}},
+            tls_refusal_bound);
 }
