@@ -30,7 +30,7 @@
 #include <relock/multi_lock.hpp>
 #include <relock/with_detail.hpp>
 
-#include "lock_env.hpp"
+#include "support/lock_env.hpp"
 
 using namespace std::chrono_literals;
 using relock::errc;

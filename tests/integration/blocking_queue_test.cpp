@@ -12,7 +12,7 @@
 
 #include <relock/client.hpp>
 
-#include "integration/lock_env.hpp"
+#include "support/lock_env.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;

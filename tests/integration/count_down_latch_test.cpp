@@ -19,9 +19,9 @@
 #include <utility>
 #include <vector>
 
-#include "integration/lock_env.hpp"
 #include "support/child_process.hpp"
 #include "support/expect_messages.hpp"
+#include "support/lock_env.hpp"
 #include "support/raw_subscriber.hpp"
 
 using namespace std::chrono_literals;

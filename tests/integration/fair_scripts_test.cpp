@@ -13,8 +13,8 @@
 
 #include "layout/ids.hpp"
 #include "layout/naming.hpp"
-#include "lock_env.hpp"
 #include "locks/lock_kinds.hpp"
+#include "support/lock_env.hpp"
 #include "support/sync_calls.hpp"
 #include "waiting/lock_kind.hpp"
 

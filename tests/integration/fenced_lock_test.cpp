@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "lock_env.hpp"
 #include "support/child_process.hpp"
+#include "support/lock_env.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;

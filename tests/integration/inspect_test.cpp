@@ -7,7 +7,7 @@
 
 #include <asio/use_future.hpp>
 
-#include "lock_env.hpp"
+#include "support/lock_env.hpp"
 #include "support/server_kind.hpp"
 
 using namespace std::chrono_literals;

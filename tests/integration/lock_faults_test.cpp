@@ -4,7 +4,7 @@
 
 #include <mutex>
 
-#include "lock_env.hpp"
+#include "support/lock_env.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;

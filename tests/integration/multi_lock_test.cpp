@@ -15,9 +15,9 @@
 #include <relock/client.hpp>
 #include <relock/multi_lock.hpp>
 
-#include "integration/lock_env.hpp"
 #include "locks/lock_access.hpp"
 #include "support/child_process.hpp"
+#include "support/lock_env.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;

@@ -14,9 +14,9 @@
 #include <relock/client.hpp>
 #include <relock/observer.hpp>
 
-#include "lock_env.hpp"
 #include "support/event_log.hpp"
 #include "support/host_name.hpp"
+#include "support/lock_env.hpp"
 
 using namespace std::chrono_literals;
 using relock::connection_change;

@@ -15,7 +15,7 @@
 #include <relock/client.hpp>
 #include <relock/observer.hpp>
 
-#include "lock_env.hpp"
+#include "support/lock_env.hpp"
 
 using namespace std::chrono_literals;
 using relock::acquire_outcome;

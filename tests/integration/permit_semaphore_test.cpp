@@ -19,8 +19,8 @@
 #include <string>
 #include <thread>
 
-#include "integration/lock_env.hpp"
 #include "support/child_process.hpp"
+#include "support/lock_env.hpp"
 #include "support/permit_ids.hpp"
 #include "support/raw_subscriber.hpp"
 

@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "integration/lock_env.hpp"
+#include "support/lock_env.hpp"
 #include "support/permit_ids.hpp"
 
 using namespace std::chrono_literals;

@@ -11,7 +11,7 @@
 #include <relock/client.hpp>
 #include <relock/red_lock.hpp>
 
-#include "integration/lock_env.hpp"
+#include "support/lock_env.hpp"
 #include "support/redis_cluster.hpp"
 
 using namespace std::chrono_literals;

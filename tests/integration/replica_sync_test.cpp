@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "lock_env.hpp"
 #include "support/event_log.hpp"
+#include "support/lock_env.hpp"
 #include "support/server_kind.hpp"
 
 using namespace std::chrono_literals;

@@ -13,8 +13,8 @@
 
 #include "layout/ids.hpp"
 #include "layout/naming.hpp"
-#include "lock_env.hpp"
 #include "support/expect_messages.hpp"
+#include "support/lock_env.hpp"
 #include "support/raw_subscriber.hpp"
 #include "support/rwlock_calls.hpp"
 #include "support/sync_calls.hpp"

@@ -5,7 +5,7 @@
 
 #include <relock/client.hpp>
 
-#include "lock_env.hpp"
+#include "support/lock_env.hpp"
 
 namespace server_nodes_test {  // keeps this file's names apart in a unity build
 

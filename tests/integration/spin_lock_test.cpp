@@ -6,8 +6,8 @@
 
 #include <thread>
 
-#include "lock_env.hpp"
 #include "support/command_stats.hpp"
+#include "support/lock_env.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;

@@ -23,7 +23,7 @@
 #include <relock/multi_lock.hpp>
 #include <relock/red_lock.hpp>
 
-#include "lock_env.hpp"
+#include "support/lock_env.hpp"
 
 namespace wait_contract_test {  // keeps this file's names apart in a unity build
 

@@ -32,7 +32,7 @@
 #include <relock/multi_lock.hpp>
 #include <relock/red_lock.hpp>
 
-#include "lock_env.hpp"
+#include "support/lock_env.hpp"
 #include "support/server_state.hpp"
 
 using namespace std::chrono_literals;

@@ -11,7 +11,7 @@
 
 #include <asio/use_future.hpp>
 
-#include "lock_env.hpp"
+#include "support/lock_env.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;

@@ -11,8 +11,8 @@
 #include <asio/use_awaitable.hpp>
 #include <asio/use_future.hpp>
 
-#include "lock_env.hpp"
 #include "support/command_stats.hpp"
+#include "support/lock_env.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;

@@ -15,7 +15,7 @@
 #include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
 
-#include "lock_env.hpp"
+#include "support/lock_env.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;

@@ -10,7 +10,7 @@
 #include <asio/post.hpp>
 #include <asio/use_future.hpp>
 
-#include "lock_env.hpp"
+#include "support/lock_env.hpp"
 #include "support/raw_subscriber.hpp"
 
 using namespace std::chrono_literals;

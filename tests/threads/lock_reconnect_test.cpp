@@ -4,7 +4,7 @@
 // ends it with errc::connection. And a holder's last millisecond is not mistaken for "no TTL".
 #include <gtest/gtest.h>
 
-#include "lock_env.hpp"
+#include "support/lock_env.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;
