@@ -3,7 +3,6 @@
 // relock's own I/O thread would wait for ever, so it is refused with a clear error instead.
 #pragma once
 
-#include <future>
 #include <string>
 #include <system_error>
 #include <tuple>
@@ -15,6 +14,7 @@
 #include "client_core.hpp"
 #include "exec/script.hpp"
 #include "resp/request.hpp"
+#include "waiting/result_slot.hpp"
 
 namespace relock::detail::waiting {
 
@@ -36,12 +36,9 @@ inline void refuse_io_thread(const client_core& core, const char* what) {
 // runs once, on relock's I/O thread.
 template <class... Results, class Start>
 std::tuple<Results...> wait_for(Start&& start) {
-  std::promise<std::tuple<Results...>> done;
-  auto future = done.get_future();
-  std::forward<Start>(start)([&done](Results... results) {
-    done.set_value(std::tuple<Results...>(std::move(results)...));
-  });
-  return future.get();
+  result_slot<Results...> slot;
+  std::forward<Start>(start)([&slot](Results... results) { slot.fill(std::move(results)...); });
+  return slot.take();
 }
 
 // Runs one script on the I/O thread and waits for it: the outcome, and the reply (the server's
