@@ -1,19 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
-// The two containers that let a steady flow of requests and holds run without allocating:
-// a vector-backed FIFO and a store of spare map nodes.
+// The containers that let a steady flow of requests, holds and operations run without
+// allocating: a vector-backed FIFO, a store of spare map nodes, and a per-thread block cache.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "containers/block_cache.hpp"
 #include "containers/fifo.hpp"
 #include "containers/spare_nodes.hpp"
 
+using relock::containers::block_cache;
 using relock::containers::fifo;
+using relock::containers::make_cached;
 using relock::containers::spare_nodes;
 
 namespace {
@@ -125,4 +129,55 @@ TEST(spare_nodes, serves_a_set_too) {
   s.insert(std::move(node));
   EXPECT_TRUE(s.contains(2));
   EXPECT_FALSE(s.contains(1));
+}
+
+TEST(block_cache, a_freed_block_is_the_next_one_of_its_size) {
+  void* a = block_cache::allocate(100);
+  block_cache::deallocate(a, 100);
+  void* b = block_cache::allocate(120);  // the same class: 65 to 128 bytes
+  EXPECT_EQ(b, a);
+  void* c = block_cache::allocate(100);  // another block: `a` is taken
+  EXPECT_NE(c, b);
+  block_cache::deallocate(b, 120);
+  block_cache::deallocate(c, 100);
+}
+
+TEST(block_cache, sizes_apart_and_too_large_ones_are_not_mixed) {
+  void* small = block_cache::allocate(32);
+  block_cache::deallocate(small, 32);
+  void* other = block_cache::allocate(200);  // another class
+  EXPECT_NE(other, small);
+  constexpr std::size_t huge = block_cache::classes * block_cache::granularity + 1;
+  void* big = block_cache::allocate(huge);  // passes through to the heap
+  block_cache::deallocate(big, huge);
+  block_cache::deallocate(other, 200);
+  EXPECT_EQ(block_cache::allocate(32), small);
+  block_cache::deallocate(small, 32);
+}
+
+TEST(block_cache, a_block_freed_on_another_thread_is_kept_there) {
+  void* made_here = block_cache::allocate(64);
+  void* reused_there = nullptr;
+  std::thread([&] {
+    block_cache::deallocate(made_here, 64);
+    reused_there = block_cache::allocate(64);
+    block_cache::deallocate(reused_there, 64);
+  }).join();  // its cache, and the block, go with the thread
+  EXPECT_EQ(reused_there, made_here);
+}
+
+TEST(block_cache, make_cached_reuses_the_block_of_a_shared_object_gone) {
+  struct state {
+    std::string text;
+    int n = 0;
+  };
+  auto first = make_cached<state>(state{"first", 1});
+  const void* where = first.get();
+  first.reset();
+  auto second = make_cached<state>(state{"second", 2});
+  EXPECT_EQ(static_cast<const void*>(second.get()), where);
+  EXPECT_EQ(second->text, "second");
+  std::weak_ptr<state> watch = second;
+  second.reset();
+  EXPECT_TRUE(watch.expired());
 }
