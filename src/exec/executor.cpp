@@ -65,8 +65,8 @@ struct executor::call {
   std::optional<topology::node> ask;  // the next attempt goes there, behind ASKING
   std::optional<topology::node> at;   // run_at: this node, whatever the key's slot
   std::unique_ptr<asio::steady_timer> delay;
-  bool synced = true;                // a write followed by WAIT while replica sync is on
-  std::function<void()> on_resent;   // a written copy's connection failed and it goes again
+  bool synced = true;                         // a write followed by WAIT while replica sync is on
+  detail::unique_function<void()> on_resent;  // a written copy's connection failed: it goes again
   int waited_for = 0;                // this attempt's WAIT names so many replicas; 0: no WAIT
   net::clock::time_point sent_at{};  // when this attempt went out (a replica-sync event's wait)
   unsigned sync_waits = 0;           // WAITs answered without an acknowledgement

@@ -94,7 +94,7 @@ struct eval_options {
   // Called (I/O thread) each time a copy already written goes again after its connection
   // failed: the first copy may still reach the server later (a healed partition delivers held
   // bytes), so whatever guards against a second run must outlive it.
-  std::function<void()> on_resent{};
+  detail::unique_function<void()> on_resent{};
 };
 
 using pool = std::vector<std::shared_ptr<net::connection>>;
