@@ -42,15 +42,13 @@ waiting::acquire_reply read_acquire(const resp::reply& r) {
 
 }  // namespace
 
-constinit const waiting::lock_kind fenced_lock_kind{
-    {.acquire = acquire,
-     .acquire_call = acquire_call,
-     .read_acquire = read_acquire,
-     .channel = waiting::plain_lock::channel,
-     .waiter_channel = waiting::plain_lock::waiter_channel,
-     .wakes = waiting::lock_message_wakes},
-    waiting::plain_lock::hold("fenced lock"),
-    waiting::plain_lock::force_release,
-    waiting::plain_lock::force_release_call};
+constinit const waiting::lock_kind fenced_lock_kind{{.acquire = acquire,
+                                                     .acquire_call = acquire_call,
+                                                     .read_acquire = read_acquire,
+                                                     .channel = waiting::plain_lock::channel,
+                                                     .wakes = waiting::lock_message_wakes},
+                                                    waiting::plain_lock::hold("fenced lock"),
+                                                    waiting::plain_lock::force_release,
+                                                    waiting::plain_lock::force_release_call};
 
 }  // namespace relock::detail::locks

@@ -61,7 +61,7 @@ void mutex::start_acquire(owner who, lock_options options, bool empty_wait_is_fo
   r.key = key_;
   r.owner = owner_id(who);
   r.channel = channel_;
-  r.waiter_channel = kind_->waiter_channel(key_, r.owner);
+  if (kind_->waiter_channel != nullptr) r.waiter_channel = kind_->waiter_channel(key_, r.owner);
   r.field = kind_->field(r.owner);
   r.watchdog = !options.lease;
   r.lease = options.lease.value_or(core_->settings().watchdog_lease);

@@ -28,7 +28,6 @@ std::string write_field(std::string_view owner) {
   return std::string(owner) + std::string(write_suffix);
 }
 std::string channel(std::string_view key) { return layout::rwlock_channel(key); }
-std::string waiter_channel(std::string_view key, std::string_view) { return channel(key); }
 
 waiting::script_call read_acquire_call(const waiting::acquire_context& c) {
   return waiting::with_try_latch(
@@ -89,7 +88,6 @@ constinit const waiting::lock_kind rwlock_read_kind{
      .acquire_call = read_acquire_call,
      .read_acquire = waiting::read_lock_reply,
      .channel = channel,
-     .waiter_channel = waiter_channel,
      .wakes = waiting::lock_message_wakes},
     {{.what = "read lock", .release = read_release, .release_call = read_release_call},
      read_field,
@@ -101,7 +99,6 @@ constinit const waiting::lock_kind rwlock_write_kind{
      .acquire_call = write_acquire_call,
      .read_acquire = waiting::read_lock_reply,
      .channel = channel,
-     .waiter_channel = waiter_channel,
      .wakes = waiting::lock_message_wakes},
     {{.what = "write lock", .release = write_release, .release_call = write_release_call},
      write_field,

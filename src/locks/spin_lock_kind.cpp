@@ -27,8 +27,7 @@ constinit const waiting::lock_kind spin_lock_kind{
     {.acquire = waiting::plain_lock::acquire,
      .acquire_call = waiting::plain_lock::acquire_call,
      .read_acquire = waiting::read_lock_reply,
-     .channel = waiting::plain_lock::channel,
-     .waiter_channel = waiting::plain_lock::waiter_channel},
+     .channel = waiting::plain_lock::channel},
     waiting::plain_lock::hold("spin lock", release_call),
     waiting::plain_lock::force_release,
     force_release_call};

@@ -11,7 +11,6 @@ namespace relock::detail::synchronizers {
 namespace {
 
 std::string channel(std::string_view key) { return layout::latch_channel(key); }
-std::string waiter_channel(std::string_view key, std::string_view) { return channel(key); }
 
 waiting::script_call await_call(const waiting::acquire_context& c) {
   return {{std::string(c.key)}, {}};
@@ -27,7 +26,6 @@ constinit const waiting::grant_kind latch_grant{.acquire = synchronizer_scripts:
                                                 .acquire_call = await_call,
                                                 .read_acquire = waiting::read_lock_reply,
                                                 .channel = channel,
-                                                .waiter_channel = waiter_channel,
                                                 .wakes = latch_message_wakes,
                                                 .what_granted = "latch"};
 

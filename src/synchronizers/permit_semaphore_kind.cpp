@@ -16,7 +16,6 @@ namespace relock::detail::synchronizers {
 namespace {
 
 std::string channel(std::string_view key) { return layout::semaphore_channel(key); }
-std::string waiter_channel(std::string_view key, std::string_view) { return channel(key); }
 std::string field(std::string_view owner) { return std::string(owner); }
 
 // The id as Redis stores it. Ids are checked where users hand them in (32 hex digits).
@@ -70,7 +69,6 @@ constexpr waiting::grant_kind grant(
           .acquire_call = acquire,
           .read_acquire = read_acquire,
           .channel = channel,
-          .waiter_channel = waiter_channel,
           .wakes = semaphore_message_wakes};
 }
 constinit const waiting::grant_kind refusing = grant(acquire_or_refuse);

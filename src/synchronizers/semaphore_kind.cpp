@@ -24,7 +24,6 @@ std::size_t semaphore_message_wakes(std::string_view payload) {
 namespace {
 
 std::string channel(std::string_view key) { return layout::semaphore_channel(key); }
-std::string waiter_channel(std::string_view key, std::string_view) { return channel(key); }
 
 waiting::script_call acquire_call(const waiting::acquire_context& c, bool wait_when_absent) {
   return {{std::string(c.key), std::string(c.try_latch)},
@@ -62,7 +61,6 @@ constexpr waiting::grant_kind grant(
           .acquire_call = acquire,
           .read_acquire = read_acquire,
           .channel = channel,
-          .waiter_channel = waiter_channel,
           .wakes = semaphore_message_wakes,
           .take_back = &synchronizer_scripts::semaphore_take_back,
           .take_back_call = take_back_call,

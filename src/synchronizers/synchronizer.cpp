@@ -43,7 +43,6 @@ waiting::acquire_request synchronizer_acquire_request(const std::string& key,
   waiting::acquire_request r;
   r.key = key;
   r.channel = channel;
-  r.waiter_channel = channel;
   r.wait = wait ? wait->count() > 0 : true;
   r.asked_at = std::chrono::steady_clock::now();
   if (wait) r.deadline = *r.asked_at + *wait;

@@ -7,6 +7,7 @@
 #include <relock/observer.hpp>
 
 #include "client_core.hpp"  // shutdown_aware, and the door start_acquire goes through
+#include "containers/block_cache.hpp"
 #include "layout/ids.hpp"
 #include "layout/naming.hpp"
 #include "waiting/acquire_env.hpp"
@@ -181,7 +182,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   void subscribe(const acquire_fsm::action& a) {
     queued_ = true;
     arm_timer(a);
-    env_->join(request_.waiter_channel, request_.grant->wakes, waiter_,
+    env_->join(request_.listens_on(), request_.grant->wakes, waiter_,
                [self = shared_from_this()](std::error_code ec) {
                  if (ec && !self->fsm_.done()) {
                    self->env_->log(log_level::warning, "waiting on '" + self->request_.key +
@@ -327,10 +328,11 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
     const auto self = shared_from_this();
     const bool acquired = a.why == ending::acquired;
     if (acquired && request_.hold != nullptr) {
-      // Recorded before the caller hears of it, so the watchdog never misses a renewal.
+      // Recorded before the caller hears of it, so the watchdog never misses a renewal. The op
+      // ends here: the hold takes its owner and field (the observer below reads only the key).
       env_->record_hold({.key = request_.key,
-                         .field = request_.field,
-                         .owner = request_.owner,
+                         .field = std::move(request_.field),
+                         .owner = std::move(request_.owner),
                          .lease = request_.lease,
                          .renew = request_.watchdog ? &request_.hold->renew : nullptr,
                          .on_lost = std::move(request_.on_lost),
@@ -421,7 +423,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
 }  // namespace
 
 void run_acquire(std::shared_ptr<acquire_env> env, acquire_request request, acquire_callback done) {
-  std::make_shared<acquire_op>(std::move(env), std::move(request), std::move(done))->start();
+  containers::make_cached<acquire_op>(std::move(env), std::move(request), std::move(done))->start();
 }
 
 void start_acquire(std::shared_ptr<client_core> core, acquire_request request,

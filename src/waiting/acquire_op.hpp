@@ -29,7 +29,7 @@ class acquire_env;
 struct acquire_request {
   std::string key;
   std::string channel;         // where the kind's releases publish
-  std::string waiter_channel;  // where this acquire waits for a wake (the same, or its own)
+  std::string waiter_channel;  // where this acquire waits for a wake, when not on `channel`
   std::string owner;           // "<client-id>:<owner-id>"
   std::string field;           // the hold's hash field for the owner
   std::chrono::milliseconds lease{0};
@@ -45,6 +45,10 @@ struct acquire_request {
   const grant_kind* grant = nullptr;
   const hold_kind* hold = nullptr;  // the grant is the owner's hold; null: nobody's
   std::int64_t permits = 1;         // a semaphore's try takes this many; the waiter's demand
+
+  const std::string& listens_on() const {
+    return waiter_channel.empty() ? channel : waiter_channel;
+  }
 };
 
 // Not acquired without an error: the wait ran out.

@@ -64,7 +64,6 @@ const exec::script renew{"lock_renew", scripts::lock_renew};
 std::string field(std::string_view owner) { return std::string(owner); }
 
 std::string channel(std::string_view key) { return layout::lock_channel(key); }
-std::string waiter_channel(std::string_view key, std::string_view) { return channel(key); }
 
 script_call acquire_call(const acquire_context& c) {
   script_call call{{}, strings(std::to_string(c.lease.count()), c.owner)};
@@ -102,7 +101,6 @@ constexpr lock_kind plain(const exec::script& acquire) {
            .acquire_call = plain_lock::acquire_call,
            .read_acquire = read_lock_reply,
            .channel = plain_lock::channel,
-           .waiter_channel = plain_lock::waiter_channel,
            .wakes = lock_message_wakes},
           plain_lock::hold("lock"),
           plain_lock::force_release,

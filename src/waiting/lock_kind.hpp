@@ -171,7 +171,9 @@ struct grant_kind {
   // A reply or an error reply (a transport failure never gets here).
   acquire_reply (*read_acquire)(const resp::reply& r);
   std::string (*channel)(std::string_view key);  // where releases publish
-  std::string (*waiter_channel)(std::string_view key, std::string_view owner);
+  // Where one owner's waits listen, when not on `channel` (a fair lock's waiter has its own).
+  // Null: on `channel`, which the request then carries once (acquire_request::waiter_channel).
+  std::string (*waiter_channel)(std::string_view key, std::string_view owner) = nullptr;
   // How many waiters a message wakes. Null: waiters do not listen for messages; they back off
   // (config::spin_backoff) and look again (a spin lock).
   pubsub::wake_count wakes = nullptr;
@@ -232,7 +234,6 @@ extern const exec::script force_release;
 extern const exec::script renew;
 std::string field(std::string_view owner);  // the owner itself
 std::string channel(std::string_view key);  // redisson_lock__channel:{key}
-std::string waiter_channel(std::string_view key, std::string_view owner);  // the channel
 script_call acquire_call(const acquire_context& c);
 script_call release_call(const release_context& c);
 script_call force_release_call(const force_release_context& c);
