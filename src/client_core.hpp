@@ -19,6 +19,7 @@
 #include <relock/detail/completion.hpp>
 #include <relock/errors.hpp>
 
+#include "containers/block_cache.hpp"
 #include "containers/spare_nodes.hpp"
 #include "exec/blocking_pool.hpp"
 #include "exec/executor.hpp"
@@ -219,7 +220,7 @@ completion<void(std::error_code, Rest...)> client_core::guard(
       if (done) core->untrack(*this);
     }
   };
-  auto state = std::make_shared<guarded>();
+  auto state = containers::make_cached<guarded>();
   state->core = this;
   state->done = std::move(done);
   track(*state);

@@ -9,6 +9,7 @@
 #include <relock/errors.hpp>
 #include <relock/observer.hpp>
 
+#include "containers/block_cache.hpp"
 #include "exec/retry_policy.hpp"
 #include "exec/slot_follow.hpp"
 #include "topology/redirect.hpp"
@@ -245,7 +246,7 @@ std::string executor::node_of(std::string_view key) const {
 
 void executor::run(std::string_view key, resp::request request, result_callback callback,
                    bool idempotent) {
-  auto c = std::make_shared<call>();
+  auto c = containers::make_cached<call>();
   c->key = std::string(key);
   c->plain = std::move(request);
   c->callback = std::move(callback);
@@ -255,7 +256,7 @@ void executor::run(std::string_view key, resp::request request, result_callback 
 }
 
 void executor::run_at(const topology::node& at, resp::request request, result_callback callback) {
-  auto c = std::make_shared<call>();
+  auto c = containers::make_cached<call>();
   c->at = at;
   c->plain = std::move(request);
   c->callback = std::move(callback);
@@ -265,7 +266,7 @@ void executor::run_at(const topology::node& at, resp::request request, result_ca
 
 void executor::eval(const script& s, std::vector<std::string> keys, std::vector<std::string> args,
                     result_callback callback, eval_options options) {
-  auto c = std::make_shared<call>();
+  auto c = containers::make_cached<call>();
   c->synced = options.synced;
   c->on_resent = std::move(options.on_resent);
   c->code = &s;

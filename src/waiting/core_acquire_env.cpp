@@ -5,6 +5,7 @@
 #include <asio/steady_timer.hpp>
 
 #include "client_core.hpp"
+#include "containers/block_cache.hpp"
 
 namespace relock::detail::waiting {
 namespace {
@@ -64,7 +65,7 @@ class core_acquire_env final : public acquire_env {
 }  // namespace
 
 std::shared_ptr<acquire_env> make_core_acquire_env(std::shared_ptr<client_core> core) {
-  return std::make_shared<core_acquire_env>(std::move(core));
+  return containers::make_cached<core_acquire_env>(std::move(core));
 }
 
 }  // namespace relock::detail::waiting
