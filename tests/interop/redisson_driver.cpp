@@ -64,6 +64,17 @@ std::string find_java() {
       "run ./scripts/setup or tests/interop/redisson/prepare");
 }
 
+// The class-data-sharing archive tests/interop/redisson/prepare makes beside a jar, when it is
+// newer than the jar (an older one no longer matches it); empty: none.
+std::string cds_archive_of(const std::string& jar) {
+  std::error_code ec;
+  const fs::path archive = fs::path(jar).replace_extension(".jsa");
+  const auto made = fs::last_write_time(archive, ec);
+  if (ec) return {};
+  const auto built = fs::last_write_time(jar, ec);
+  return !ec && made >= built ? archive.string() : std::string();
+}
+
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -175,6 +186,14 @@ redisson_driver::redisson_driver(std::string jar, std::string url, options opts)
   // collector start it sooner and leave the other tests' CPU alone (no C2 compiler threads,
   // no parallel GC threads on a two-core machine).
   std::vector<std::string> argv{find_java(), "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"};
+  // The JVM's own warnings go to stderr: stdout carries the driver's replies.
+  argv.insert(argv.end(), {"-Xlog:disable", "-Xlog:all=warning:stderr"});
+  // With the jar's class-data-sharing archive, the JVM maps the classes a run loads instead of
+  // reading them from the jar: it starts in about half the CPU (1.17 -> 0.65 CPU-s), and the
+  // suite starts hundreds of drivers. An archive that does not fit this JVM is ignored (a warning).
+  if (const std::string archive = cds_archive_of(jar_); !archive.empty()) {
+    argv.push_back("-XX:SharedArchiveFile=" + archive);
+  }
   argv.insert(argv.end(), opts_.jvm_args.begin(), opts_.jvm_args.end());
   argv.insert(argv.end(), {"-jar", jar_, "--url", url_, "--watchdog-ms",
                            std::to_string(opts_.watchdog.count())});
