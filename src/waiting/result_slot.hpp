@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Where a blocking call's caller waits for the results its operation's completion hands over
 // from the I/O thread: one slot on the caller's stack, filled once. It replaces a
-// std::promise/std::future pair, whose shared state cost a heap allocation on every blocking
-// call (two per lock/unlock pair, issue #36).
+// std::promise/std::future pair, whose shared state and result cost two heap allocations on
+// every blocking call (four per lock/unlock pair, issue #36).
 //
 // The wait is std::atomic::wait: libstdc++ spins briefly (a dozen pauses, then a few
 // yields) before it sleeps on a futex, so a reply that is already on its way is picked up
