@@ -51,12 +51,11 @@ struct executor::call {
   std::string key;  // routes a plain command; a script goes by keys[0], not copied here
   // The key that routes this call: the node, the connection, the slot it follows.
   std::string_view route_key() const {
-    return code != nullptr && !keys.empty() ? std::string_view(keys.front())
-                                            : std::string_view(key);
+    return code != nullptr && !keys.empty() ? keys.front() : std::string_view(key);
   }
   const script* code = nullptr;
-  std::vector<std::string> keys;
-  std::vector<std::string> args;
+  resp::bulk_strings keys;
+  resp::bulk_strings args;
   resp::request plain;
   result_callback callback;
   net::clock::time_point deadline;
@@ -264,7 +263,7 @@ void executor::run_at(const topology::node& at, resp::request request, result_ca
   on_io([this, c = std::move(c)]() mutable { send(std::move(c)); });
 }
 
-void executor::eval(const script& s, std::vector<std::string> keys, std::vector<std::string> args,
+void executor::eval(const script& s, resp::bulk_strings keys, resp::bulk_strings args,
                     result_callback callback, eval_options options) {
   auto c = containers::make_cached<call>();
   c->synced = options.synced;

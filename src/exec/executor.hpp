@@ -53,6 +53,7 @@
 #include <relock/detail/unique_function.hpp>
 #include "exec/script.hpp"
 #include "net/connection.hpp"
+#include "resp/bulk_strings.hpp"
 #include "resp/reply.hpp"
 #include "resp/request.hpp"
 #include "topology/router.hpp"
@@ -121,7 +122,7 @@ class executor {
   void run_at(const topology::node& at, resp::request request, result_callback callback);
 
   // EVALSHA with the script's local SHA; routed by keys[0].
-  void eval(const script& s, std::vector<std::string> keys, std::vector<std::string> args,
+  void eval(const script& s, resp::bulk_strings keys, resp::bulk_strings args,
             result_callback callback, eval_options options = {});
 
   bool on_io_thread() const { return io_.get_executor().running_in_this_thread(); }

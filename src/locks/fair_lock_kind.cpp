@@ -32,22 +32,18 @@ std::string waiter_channel(std::string_view key, std::string_view owner) {
 
 // Every fair script's keys: the lock, its queue and deadlines, the channel its waiters' own
 // channels are built from, and a request's latch when it has one.
-std::vector<std::string> queue_keys(std::string_view key, std::string_view channel,
-                                    std::string_view latch = {}) {
-  std::vector<std::string> keys{std::string(key), layout::fair_queue_key(key),
-                                layout::fair_timeout_key(key), std::string(channel)};
-  if (!latch.empty()) keys.emplace_back(latch);
-  return keys;
+resp::bulk_strings queue_keys(std::string_view key, std::string_view channel,
+                              std::string_view latch = {}) {
+  const std::string queue = layout::fair_queue_key(key), timeout = layout::fair_timeout_key(key);
+  return latch.empty() ? waiting::strings(key, queue, timeout, channel)
+                       : waiting::strings(key, queue, timeout, channel, latch);
 }
 
 waiting::script_call acquire_call(const waiting::acquire_context& c, const char* reentrant) {
-  return waiting::with_try_latch(
-      {queue_keys(c.key, waiting::plain_lock::channel(c.key)),
-       {std::to_string(c.lease.count()), std::string(c.owner),
-        std::to_string(c.queue.wait_timeout.count()), std::to_string(c.queue.now_ms),
-        c.waiting ? "wait" : "once", reentrant,
-        std::to_string(c.queue.unheard_head_timeout.count()), std::string(c.publish_command)}},
-      c);
+  return {queue_keys(c.key, waiting::plain_lock::channel(c.key), c.try_latch),
+          {std::to_string(c.lease.count()), c.owner, std::to_string(c.queue.wait_timeout.count()),
+           std::to_string(c.queue.now_ms), c.waiting ? "wait" : "once", reentrant,
+           std::to_string(c.queue.unheard_head_timeout.count()), c.publish_command}};
 }
 waiting::script_call reentrant_acquire_call(const waiting::acquire_context& c) {
   return acquire_call(c, "1");
@@ -57,25 +53,23 @@ waiting::script_call non_reentrant_acquire_call(const waiting::acquire_context& 
 }
 
 waiting::script_call release_call(const waiting::release_context& c) {
-  return {
-      queue_keys(c.key, c.channel, c.latch),
-      {"0", std::to_string(c.lease.count()), std::string(c.owner), std::to_string(c.queue.now_ms),
-       std::string(c.publish_command), std::to_string(c.latch_ttl.count()),
-       std::to_string(c.queue.unheard_head_timeout.count()), c.take_back ? "1" : "0"}};
+  return {queue_keys(c.key, c.channel, c.latch),
+          {"0", std::to_string(c.lease.count()), c.owner, std::to_string(c.queue.now_ms),
+           c.publish_command, std::to_string(c.latch_ttl.count()),
+           std::to_string(c.queue.unheard_head_timeout.count()), c.take_back ? "1" : "0"}};
 }
 
 waiting::script_call force_release_call(const waiting::force_release_context& c) {
   return {queue_keys(c.key, c.channel),
-          {"0", std::to_string(c.queue.now_ms), std::string(c.publish_command),
+          {"0", std::to_string(c.queue.now_ms), c.publish_command,
            std::to_string(c.queue.unheard_head_timeout.count())}};
 }
 
 waiting::script_call give_up_call(const waiting::give_up_context& c) {
-  return {
-      queue_keys(c.key, c.channel, c.latch),
-      {std::string(c.owner), std::to_string(c.queue.wait_timeout.count()),
-       std::to_string(c.queue.now_ms), "0", std::string(c.publish_command),
-       std::to_string(c.latch_ttl.count()), std::to_string(c.queue.unheard_head_timeout.count())}};
+  return {queue_keys(c.key, c.channel, c.latch),
+          {c.owner, std::to_string(c.queue.wait_timeout.count()), std::to_string(c.queue.now_ms),
+           "0", c.publish_command, std::to_string(c.latch_ttl.count()),
+           std::to_string(c.queue.unheard_head_timeout.count())}};
 }
 
 // The two differ in their try alone: whether the owner may take the lock again.

@@ -15,9 +15,8 @@ namespace {
 const exec::script acquire{"fenced_acquire", scripts::fenced_acquire};
 
 waiting::script_call acquire_call(const waiting::acquire_context& c) {
-  return waiting::with_try_latch({{std::string(c.key), layout::fenced_token_key(c.key)},
-                                  {std::to_string(c.lease.count()), std::string(c.owner)}},
-                                 c);
+  return waiting::with_try_latch({c.key, layout::fenced_token_key(c.key)},
+                                 {std::to_string(c.lease.count()), c.owner}, c);
 }
 
 // {-1, token, holds}: acquired. {PTTL, -1}: refused (a PTTL of -1 is a holder without TTL: the

@@ -31,36 +31,30 @@ std::string channel(std::string_view key) { return layout::rwlock_channel(key); 
 
 waiting::script_call read_acquire_call(const waiting::acquire_context& c) {
   return waiting::with_try_latch(
-      {{std::string(c.key), layout::rwlock_timeout_prefix(c.key, c.owner)},
-       {std::to_string(c.lease.count()), read_field(c.owner), write_field(c.owner)}},
-      c);
+      {c.key, layout::rwlock_timeout_prefix(c.key, c.owner)},
+      {std::to_string(c.lease.count()), read_field(c.owner), write_field(c.owner)}, c);
 }
 
 waiting::script_call write_acquire_call(const waiting::acquire_context& c) {
   return waiting::with_try_latch(
-      {{std::string(c.key)},
-       {std::to_string(c.lease.count()), write_field(c.owner), read_field(c.owner)}},
-      c);
+      {c.key}, {std::to_string(c.lease.count()), write_field(c.owner), read_field(c.owner)}, c);
 }
 
 waiting::script_call read_release_call(const waiting::release_context& c) {
-  return {
-      {std::string(c.key), std::string(c.channel), layout::rwlock_timeout_prefix(c.key, c.owner),
-       layout::rwlock_key_prefix(c.key), std::string(c.latch)},
-      {"0", read_field(c.owner), std::string(c.publish_command),
-       std::to_string(c.latch_ttl.count()), c.take_back ? "1" : "0"}};
+  return {{c.key, c.channel, layout::rwlock_timeout_prefix(c.key, c.owner),
+           layout::rwlock_key_prefix(c.key), c.latch},
+          {"0", read_field(c.owner), c.publish_command, std::to_string(c.latch_ttl.count()),
+           c.take_back ? "1" : "0"}};
 }
 
 waiting::script_call write_release_call(const waiting::release_context& c) {
-  return {
-      {std::string(c.key), std::string(c.channel), std::string(c.latch)},
-      {"1", std::to_string(c.lease.count()), write_field(c.owner), std::string(c.publish_command),
-       std::to_string(c.latch_ttl.count()), c.take_back ? "1" : "0"}};
+  return {{c.key, c.channel, c.latch},
+          {"1", std::to_string(c.lease.count()), write_field(c.owner), c.publish_command,
+           std::to_string(c.latch_ttl.count()), c.take_back ? "1" : "0"}};
 }
 
 waiting::script_call force_release_call(const waiting::force_release_context& c) {
-  return {{std::string(c.key), std::string(c.channel), layout::rwlock_key_prefix(c.key)},
-          {"1", std::string(c.publish_command)}};
+  return {{c.key, c.channel, layout::rwlock_key_prefix(c.key)}, {"1", c.publish_command}};
 }
 
 // rwlock_renew.lua: per hold, KEYS the hash and its timeout keys, ARGV the field and their

@@ -1,40 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "resp/request.hpp"
 
-#include <charconv>
 #include <iterator>
 
 namespace relock::resp {
 namespace {
 
-std::size_t digits(std::size_t n) {
-  std::size_t d = 1;
-  while (n >= 10) n /= 10, ++d;
-  return d;
-}
-
-void put_header(std::string& out, char type, std::size_t n) {
-  char number[24];
-  out += type;
-  out.append(number, std::to_chars(number, number + sizeof number, n).ptr);
-  out += "\r\n";
-}
-
 template <class Range>
 std::size_t encoded_size(const Range& args) {
   std::size_t size = 0;
-  for (const auto& arg : args) size += 1 + digits(arg.size()) + 2 + arg.size() + 2;
+  for (const auto& arg : args) size += bulk_strings::encoded_size(arg);
   return size;
 }
+std::size_t encoded_size(const bulk_strings& args) { return args.encoded().size(); }
 
 template <class Range>
 void put_arguments(std::string& out, const Range& args) {
   for (const auto& arg : args) {
-    put_header(out, '$', arg.size());
+    append_header(out, '$', arg.size());
     out.append(arg.data(), arg.size());
     out += "\r\n";
   }
 }
+void put_arguments(std::string& out, const bulk_strings& args) { out += args.encoded(); }
 
 // RESP's array of bulk strings, written in place: `*N\r\n` then `$len\r\n<bytes>\r\n` per
 // argument, the ranges one after another. Sized first, so a command costs at most one growth
@@ -42,8 +30,8 @@ void put_arguments(std::string& out, const Range& args) {
 template <class... Ranges>
 void encode(std::string& out, const Ranges&... ranges) {
   const std::size_t count = (std::size(ranges) + ...);
-  out.reserve(out.size() + 1 + digits(count) + 2 + (encoded_size(ranges) + ...));
-  put_header(out, '*', count);
+  out.reserve(out.size() + header_size(count) + (encoded_size(ranges) + ...));
+  append_header(out, '*', count);
   (put_arguments(out, ranges), ...);
 }
 
@@ -61,6 +49,12 @@ void request::push(std::span<const std::string_view> args) {
 
 void request::push(std::span<const std::string> args) {
   encode(payload_, args);
+  ++commands_;
+}
+
+void request::push(std::initializer_list<std::string_view> head, const bulk_strings& more,
+                   const bulk_strings& last) {
+  encode(payload_, head, more, last);
   ++commands_;
 }
 

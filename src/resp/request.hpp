@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "resp/bulk_strings.hpp"
+
 namespace relock::resp {
 
 class request {
@@ -19,7 +21,9 @@ class request {
   void push(std::initializer_list<std::string_view> args);
   void push(std::span<const std::string_view> args);
   void push(std::span<const std::string> args);
-  // One command of three parts: EVALSHA sha numkeys, the keys, the arguments.
+  // One command of three parts: EVALSHA sha numkeys, the keys, the arguments; DEL and keys.
+  void push(std::initializer_list<std::string_view> head, const bulk_strings& more,
+            const bulk_strings& last);
   void push(std::initializer_list<std::string_view> head, std::span<const std::string> more,
             std::span<const std::string> last);
   // Appends another request's commands after these.

@@ -12,9 +12,7 @@ namespace {
 
 std::string channel(std::string_view key) { return layout::latch_channel(key); }
 
-waiting::script_call await_call(const waiting::acquire_context& c) {
-  return {{std::string(c.key)}, {}};
-}
+waiting::script_call await_call(const waiting::acquire_context& c) { return {{c.key}, {}}; }
 
 // Every message makes every awaiter look again: "0" is the count reaching zero, and Redisson's
 // delete() publishes "1" (a new count's message) when it opens the latch.

@@ -23,9 +23,9 @@ std::string raw_id(std::string_view id) { return layout::from_hex(id).value_or(s
 
 waiting::script_call acquire_call(const waiting::acquire_context& c, bool wait_when_absent) {
   const std::int64_t now = c.queue.now_ms;
-  return {{std::string(c.key), layout::semaphore_timeout_key(c.key), channel(c.key)},
+  return {{c.key, layout::semaphore_timeout_key(c.key), channel(c.key)},
           {std::to_string(now + c.lease.count()), raw_id(c.owner), std::to_string(now),
-           std::string(c.publish_command), wait_when_absent ? "1" : "0"}};
+           c.publish_command, wait_when_absent ? "1" : "0"}};
 }
 waiting::script_call acquire_or_refuse(const waiting::acquire_context& c) {
   return acquire_call(c, false);
@@ -47,9 +47,8 @@ waiting::acquire_reply read_acquire(const resp::reply& r) {
 }
 
 waiting::script_call release_call(const waiting::release_context& c) {
-  return {{std::string(c.key), layout::semaphore_timeout_key(c.key), std::string(c.channel),
-           std::string(c.latch)},
-          {raw_id(c.owner), std::string(c.publish_command), std::to_string(c.latch_ttl.count()),
+  return {{c.key, layout::semaphore_timeout_key(c.key), c.channel, c.latch},
+          {raw_id(c.owner), c.publish_command, std::to_string(c.latch_ttl.count()),
            std::to_string(c.queue.now_ms)}};
 }
 

@@ -26,7 +26,7 @@ namespace {
 std::string channel(std::string_view key) { return layout::semaphore_channel(key); }
 
 waiting::script_call acquire_call(const waiting::acquire_context& c, bool wait_when_absent) {
-  return {{std::string(c.key), std::string(c.try_latch)},
+  return {{c.key, c.try_latch},
           {std::to_string(c.permits), wait_when_absent ? "1" : "0",
            std::to_string(c.latch_ttl.count())}};
 }
@@ -44,14 +44,13 @@ waiting::acquire_reply read_acquire(const resp::reply& r) {
 }
 
 waiting::script_call release_call(const waiting::release_context& c) {
-  return {{std::string(c.key), std::string(c.channel), std::string(c.latch)},
-          {std::to_string(c.permits), std::string(c.publish_command),
-           std::to_string(c.latch_ttl.count())}};
+  return {{c.key, c.channel, c.latch},
+          {std::to_string(c.permits), c.publish_command, std::to_string(c.latch_ttl.count())}};
 }
 
 waiting::script_call take_back_call(const waiting::take_back_context& c) {
-  return {{std::string(c.key), std::string(c.channel), std::string(c.try_latch)},
-          {std::string(c.publish_command), std::to_string(c.latch_ttl.count())}};
+  return {{c.key, c.channel, c.try_latch},
+          {c.publish_command, std::to_string(c.latch_ttl.count())}};
 }
 
 // The two differ in their try alone: what a name with no count does.

@@ -13,6 +13,7 @@
 
 #include "client_core.hpp"
 #include "exec/script.hpp"
+#include "resp/bulk_strings.hpp"
 #include "resp/request.hpp"
 #include "waiting/result_slot.hpp"
 
@@ -62,11 +63,11 @@ std::tuple<std::error_code, resp::reply> eval_waiting(client_core& core, const e
 
 inline std::tuple<std::error_code, resp::reply> eval_waiting(client_core& core,
                                                              const exec::script& s,
-                                                             std::vector<std::string> keys,
-                                                             std::vector<std::string> args,
+                                                             resp::bulk_strings keys,
+                                                             resp::bulk_strings args,
                                                              const char* what) {
   struct call {
-    std::vector<std::string> keys, args;
+    resp::bulk_strings keys, args;
   };
   return eval_waiting(
       core, s, [c = call{std::move(keys), std::move(args)}]() mutable { return std::move(c); },
@@ -74,9 +75,8 @@ inline std::tuple<std::error_code, resp::reply> eval_waiting(client_core& core,
 }
 
 // The same, throwing relock::error "<what>: <the server's text>" on failure.
-inline resp::reply eval_blocking(client_core& core, const exec::script& s,
-                                 std::vector<std::string> keys, std::vector<std::string> args,
-                                 const std::string& what) {
+inline resp::reply eval_blocking(client_core& core, const exec::script& s, resp::bulk_strings keys,
+                                 resp::bulk_strings args, const std::string& what) {
   auto [ec, r] = eval_waiting(core, s, std::move(keys), std::move(args), what.c_str());
   if (ec) throw error(ec, what + ": " + (r.str.empty() ? ec.message() : r.str));
   return std::move(r);

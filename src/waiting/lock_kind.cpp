@@ -28,8 +28,14 @@ std::string with_release_head(std::string_view body) {
   return std::string(scripts::release_head) + std::string(body);
 }
 
-script_call with_try_latch(script_call call, const acquire_context& c) {
-  if (!c.try_latch.empty()) call.keys.emplace_back(c.try_latch);
+script_call with_try_latch(std::initializer_list<std::string_view> keys, resp::bulk_strings args,
+                           const acquire_context& c) {
+  script_call call{{}, std::move(args)};
+  std::size_t bytes = c.try_latch.empty() ? 0 : resp::bulk_strings::encoded_size(c.try_latch);
+  for (auto key : keys) bytes += resp::bulk_strings::encoded_size(key);
+  call.keys.reserve(bytes);
+  for (auto key : keys) call.keys.push_back(key);
+  if (!c.try_latch.empty()) call.keys.push_back(c.try_latch);
   return call;
 }
 
@@ -66,10 +72,7 @@ std::string field(std::string_view owner) { return std::string(owner); }
 std::string channel(std::string_view key) { return layout::lock_channel(key); }
 
 script_call acquire_call(const acquire_context& c) {
-  script_call call{{}, strings(std::to_string(c.lease.count()), c.owner)};
-  call.keys.reserve(2);  // with_try_latch adds the latch
-  call.keys.emplace_back(c.key);
-  return with_try_latch(std::move(call), c);
+  return with_try_latch({c.key}, strings(std::to_string(c.lease.count()), c.owner), c);
 }
 
 script_call release_call(const release_context& c) {
@@ -79,7 +82,7 @@ script_call release_call(const release_context& c) {
 }
 
 script_call force_release_call(const force_release_context& c) {
-  return {{std::string(c.key), std::string(c.channel)}, {"0", std::string(c.publish_command)}};
+  return {{c.key, c.channel}, {"0", c.publish_command}};
 }
 
 // lock_renew.lua: KEYS[i] the hash, ARGV[i + 1] the field.

@@ -43,6 +43,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,6 +56,7 @@
 #include "exec/script.hpp"
 #include "pubsub/waiter_list.hpp"
 #include "renewal/hold_table.hpp"
+#include "resp/bulk_strings.hpp"
 #include "resp/reply.hpp"
 
 namespace relock::detail {
@@ -63,18 +65,19 @@ class client_core;  // the client's shared state (src/client_core.hpp)
 
 namespace relock::detail::waiting {
 
+// Keys and arguments as they go on the wire (resp::bulk_strings): one allocation each, made
+// per call.
 struct script_call {
-  std::vector<std::string> keys;
-  std::vector<std::string> args;
+  resp::bulk_strings keys;
+  resp::bulk_strings args;
 };
 
-// A script call's keys or arguments, each string built once in place: a braced list would
-// build every string twice (the list's copy, then the vector's), and these are made per call.
+// A script call's keys or arguments, sized once.
 template <class... Parts>
-std::vector<std::string> strings(Parts&&... parts) {
-  std::vector<std::string> out;
-  out.reserve(sizeof...(parts));
-  (out.emplace_back(std::forward<Parts>(parts)), ...);
+resp::bulk_strings strings(const Parts&... parts) {
+  resp::bulk_strings out;
+  out.reserve((resp::bulk_strings::encoded_size(std::string_view(parts)) + ...));
+  (out.push_back(std::string_view(parts)), ...);
   return out;
 }
 
@@ -214,9 +217,10 @@ struct lock_kind : grant_kind, hold_kind {
 // data, so other files may call it while initialising their scripts.
 std::string with_release_head(std::string_view body);
 
-// `call` with the try's latch as its last key, when it has one (the lock family's acquire
-// scripts read it as an optional last key).
-script_call with_try_latch(script_call call, const acquire_context& c);
+// An acquire's call: `keys`, then the try's latch when it has one (the lock family's acquire
+// scripts read it as an optional last key), and `args`.
+script_call with_try_latch(std::initializer_list<std::string_view> keys, resp::bulk_strings args,
+                           const acquire_context& c);
 
 // What the lock family's replies mean where kinds agree: nil acquired, an integer the holder's
 // TTL; the error replies NON_REENTRANT_REACQUIRE and RWLOCK_UPGRADE (a read hold's owner asking

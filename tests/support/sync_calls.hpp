@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "exec/executor.hpp"
+#include "resp/bulk_strings.hpp"
 #include "resp/reply.hpp"
 
 namespace relock::test {
@@ -30,8 +31,8 @@ inline result run(exec::executor& ex, std::vector<std::string> args) {
   return future.get();
 }
 
-inline result eval(exec::executor& ex, const exec::script& s, std::vector<std::string> keys,
-                   std::vector<std::string> args) {
+inline result eval(exec::executor& ex, const exec::script& s, resp::bulk_strings keys,
+                   resp::bulk_strings args) {
   std::promise<result> done;
   auto future = done.get_future();
   ex.eval(s, std::move(keys), std::move(args), [&done](std::error_code ec, resp::reply r) mutable {

@@ -221,7 +221,7 @@ TEST_F(acquire_op, a_refused_wait_subscribes_tries_again_and_wakes_on_a_message)
 TEST_F(acquire_op, a_lost_reply_is_taken_back_under_the_tries_latch_and_again_before_the_next_try) {
   outcome out;
   start(env, request_for(t0 + 10s), out);
-  const std::string latch = env->calls_.front().args.keys.back();
+  const std::string latch(env->calls_.front().args.keys.back());
   env->answer(resp::reply::make_error("no reply"), errc::timeout);
   ASSERT_EQ(env->releases_.size(), 1u);
   EXPECT_TRUE(env->releases_[0].request.take_back);
@@ -253,7 +253,7 @@ TEST_F(acquire_op, a_lost_reply_is_taken_back_under_the_tries_latch_and_again_be
 TEST_F(acquire_op, the_same_owners_next_acquire_sends_the_pending_take_back_first) {
   outcome first;
   start(env, request_for(std::nullopt, false), first);
-  const std::string latch = env->calls_.front().args.keys.back();
+  const std::string latch(env->calls_.front().args.keys.back());
   env->answer(resp::reply::make_error("no reply"), errc::timeout);
   ASSERT_TRUE(first.done);
   EXPECT_EQ(first.ec, errc::timeout);

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "resp/bulk_strings.hpp"
 #include "resp/reader.hpp"
 #include "resp/request.hpp"
 
@@ -96,18 +99,45 @@ TEST(resp_request, a_command_of_three_parts_counts_every_argument) {
   // EVALSHA's shape: a head, the keys, the arguments; 12 arguments, a two-digit count.
   const std::vector<std::string> keys{"a", "b", "c", "d", "e"};
   const std::vector<std::string> args{"1", "22", "", std::string(12, 'x')};
-  relock::resp::request r;
-  r.push({"EVALSHA", "sha", "5"}, keys, args);
   std::vector<reply> expected;
   for (std::string_view a : {"EVALSHA", "sha", "5"})
     expected.push_back(reply::make_string(std::string(a)));
   for (const auto& k : keys) expected.push_back(reply::make_string(k));
   for (const auto& a : args) expected.push_back(reply::make_string(a));
-  auto got = read_all(r.payload(), true);
+  // The same bytes from strings and from strings already encoded (resp::bulk_strings).
+  relock::resp::request from_strings, from_encoded;
+  from_strings.push({"EVALSHA", "sha", "5"}, std::span<const std::string>(keys),
+                    std::span<const std::string>(args));
+  from_encoded.push({"EVALSHA", "sha", "5"}, relock::resp::bulk_strings(keys),
+                    relock::resp::bulk_strings(args));
+  EXPECT_EQ(from_encoded.payload(), from_strings.payload());
+  auto got = read_all(from_strings.payload(), true);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0], reply::make_array(std::move(expected)));
-  EXPECT_EQ(r.payload().substr(0, 5), "*12\r\n");
-  EXPECT_EQ(r.commands(), 1u);
+  EXPECT_EQ(from_strings.payload().substr(0, 5), "*12\r\n");
+  EXPECT_EQ(from_strings.commands(), 1u);
+}
+
+TEST(resp_bulk_strings, keeps_each_string_encoded_and_reads_it_back) {
+  using relock::resp::bulk_strings;
+  bulk_strings list{"key", std::string(20, 'o'), ""};
+  list.push_back(std::string_view("a\0b", 3));
+  ASSERT_EQ(list.size(), 4u);
+  EXPECT_EQ(list.front(), "key");
+  EXPECT_EQ(list[1], std::string(20, 'o'));
+  EXPECT_EQ(list[2], "");
+  EXPECT_EQ(list.back(), std::string_view("a\0b", 3));
+  EXPECT_EQ(list.decoded(),
+            (std::vector<std::string>{"key", std::string(20, 'o'), "", std::string("a\0b", 3)}));
+  EXPECT_EQ(list.encoded().substr(0, 16), "$3\r\nkey\r\n$20\r\noo");
+  EXPECT_THROW(list[4], std::out_of_range);
+  EXPECT_THROW(bulk_strings().front(), std::out_of_range);
+  // Its size is its strings' encoded sizes: what a list built at once reserves.
+  EXPECT_EQ(list.encoded().size(), bulk_strings::encoded_size("key") +
+                                       bulk_strings::encoded_size(std::string(20, 'o')) +
+                                       bulk_strings::encoded_size("") +
+                                       bulk_strings::encoded_size(std::string_view("a\0b", 3)));
+  EXPECT_EQ(bulk_strings::encoded_size(std::string(10, 'x')), 5u + 10u + 2u);  // $10\r\n x..x \r\n
 }
 
 TEST(resp_request, round_trips_through_the_reader_as_arrays) {
