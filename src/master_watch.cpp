@@ -164,7 +164,7 @@ void master_watch::ask_sentinel() {
   asked.push({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", options_.master_name});
   asked.push({"SENTINEL", "REPLICAS", options_.master_name});
   asker_->send(std::move(asked), net::clock::now() + options_.command_timeout,
-               [this, alive = alive_](std::error_code ec, std::vector<resp::reply> replies) {
+               [this, alive = alive_](std::error_code ec, net::reply_span replies) {
                  if (!*alive) return;
                  asking_ = false;
                  std::string why;
@@ -244,7 +244,7 @@ void master_watch::confirm(const topology::node& candidate) {
       return finish(false, "does not answer (" + why + ")");
     }
     c->send(resp::request{"ROLE"}, net::clock::now() + options_.command_timeout,
-            [alive, weak, finish](std::error_code ec, std::vector<resp::reply> replies) mutable {
+            [alive, weak, finish](std::error_code ec, net::reply_span replies) mutable {
               if (auto c = weak.lock()) c->close();
               if (!*alive) return;
               const std::string role = ec || replies.empty() ? "" : exec::role_of(replies.front());

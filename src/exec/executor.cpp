@@ -313,20 +313,20 @@ void executor::send(std::shared_ptr<call> c) {
   if (route != 0 && !c->via->ready()) watch_stranded();
   c->via->send(
       std::move(request), c->deadline,
-      [this, c, &to](std::error_code ec, std::vector<resp::reply> replies) mutable {
-        on_reply(std::move(c), to, ec, std::move(replies));
+      [this, c, &to](std::error_code ec, net::reply_span replies) mutable {
+        on_reply(std::move(c), to, ec, replies);
       },
       key_hash, route);
 }
 
 void executor::on_reply(std::shared_ptr<call> c, node_pool& from, std::error_code ec,
-                        std::vector<resp::reply> replies) {
+                        net::reply_span replies) {
   // Taken back unwritten because its slot lives elsewhere now: no server has seen it.
   if (ec == net::withdrawn()) return send(std::move(c));
   std::optional<resp::reply> wait_reply;
   if (!ec && c->waited_for > 0 && replies.size() >= 2) {
     wait_reply = std::move(replies.back());
-    replies.pop_back();
+    replies = replies.first(replies.size() - 1);
   }
   resp::reply r = replies.empty() ? resp::reply{} : std::move(replies.back());
   const auto asked = std::exchange(c->ask, std::nullopt);
@@ -463,7 +463,7 @@ void executor::judge_sync(std::shared_ptr<call> c, resp::reply script_reply,
     via->send(
         wait_request(c->waited_for), c->deadline,
         [this, c, held = std::move(script_reply)](std::error_code ec,
-                                                  std::vector<resp::reply> replies) mutable {
+                                                  net::reply_span replies) mutable {
           if (ec || replies.empty()) return complete(*c, errc::no_synced_replicas, std::move(held));
           judge_sync(std::move(c), std::move(held), std::move(replies.back()));
         },
@@ -505,7 +505,7 @@ void executor::refresh_if_due() {
   router_.refreshing(now);
   resp::request shards{"CLUSTER", "SHARDS"};
   via->send(std::move(shards), net::clock::now() + options_.command_timeout,
-            [this, host = from->node.host](std::error_code ec, std::vector<resp::reply> replies) {
+            [this, host = from->node.host](std::error_code ec, net::reply_span replies) {
               refreshing_ = false;
               if (ec || replies.empty()) return;
               std::string why;

@@ -182,7 +182,7 @@ class executor {
   void start(std::shared_ptr<call> c);
   void send(std::shared_ptr<call> c);
   void on_reply(std::shared_ptr<call> c, node_pool& from, std::error_code ec,
-                std::vector<resp::reply> replies);
+                net::reply_span replies);
   void retry_later(std::shared_ptr<call> c);
   void judge_sync(std::shared_ptr<call> c, resp::reply script_reply, resp::reply wait_reply);
   void complete(call& c, std::error_code ec, resp::reply r);

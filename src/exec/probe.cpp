@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "exec/probe.hpp"
 
+#include <iterator>
+
 #include <asio/io_context.hpp>
 #include <relock/errors.hpp>
 
@@ -23,10 +25,11 @@ probe_result probe(const net::endpoint& where, net::connection_options options,
       return;
     }
     c->send(std::move(request), net::clock::now() + timeout,
-            [&](std::error_code ec, std::vector<resp::reply> replies) {
+            [&](std::error_code ec, net::reply_span replies) {
               result.ec = ec;
               if (ec) result.detail = replies.empty() ? ec.message() : replies.back().str;
-              result.replies = std::move(replies);
+              result.replies.assign(std::make_move_iterator(replies.begin()),
+                                    std::make_move_iterator(replies.end()));
               c->close();
             });
   });

@@ -17,10 +17,10 @@
 namespace relock::net {
 namespace {
 
-std::vector<resp::reply> because(std::string why) {
-  std::vector<resp::reply> out;
-  out.push_back(resp::reply::make_error(std::move(why)));
-  return out;
+// A callback told why its request failed: one error reply.
+void call_failed(reply_callback& callback, std::error_code ec, std::string why) {
+  resp::reply because = resp::reply::make_error(std::move(why));
+  callback(ec, reply_span(&because, 1));
 }
 
 // One code, so the executor can tell a request taken back unwritten from any failure.
@@ -201,8 +201,8 @@ void connection::on_connected() {
   p.expected = hello.commands();
   p.deadline = clock::time_point::max();
   // `this` alone: the callback lives in this connection's own queue.
-  p.callback = [this](std::error_code ec, std::vector<resp::reply> replies) {
-    if (!ec) on_handshake(std::move(replies));
+  p.callback = [this](std::error_code ec, reply_span replies) {
+    if (!ec) on_handshake(replies);
   };
   written_.push_front(std::move(p));
   write_buffer_ = written_.front().payload;
@@ -210,7 +210,7 @@ void connection::on_connected() {
   read();
 }
 
-void connection::on_handshake(std::vector<resp::reply> replies) {
+void connection::on_handshake(reply_span replies) {
   const endpoint& t = options_.target;
   std::size_t i = 0;
   if (!t.password.empty()) {
@@ -275,7 +275,7 @@ void connection::fail(std::error_code ec, const std::string& why) {
     queued_.clear();
   }
   state_ = state::waiting_to_retry;
-  for (auto& p : doomed) complete(p, ec, because(why));
+  for (auto& p : doomed) complete_failed(p, ec, why);
   if (first_result_) std::exchange(first_result_, {})(ec, why);
   if (was_ready) {
     lost_at_ = clock::now();
@@ -335,7 +335,7 @@ void connection::close() {
   for (auto& p : queued_) doomed.push_back(std::move(p));
   written_.clear();
   queued_.clear();
-  for (auto& p : doomed) complete(p, errc::cancelled, because("the client was closed"));
+  for (auto& p : doomed) complete_failed(p, errc::cancelled, "the client was closed");
   if (first_result_) std::exchange(first_result_, {})(errc::cancelled, "the client was closed");
 }
 
@@ -345,7 +345,7 @@ void connection::send(resp::request request, clock::time_point deadline, reply_c
     // Posted, never called from inside send(): the sender may be in the middle of changing
     // state that the callback's owner also touches (a waiter queue being woken, at shutdown).
     asio::post(io_, [callback = std::move(callback)]() mutable {
-      callback(errc::cancelled, because("the client was closed"));
+      call_failed(callback, errc::cancelled, "the client was closed");
     });
     return;
   }
@@ -375,7 +375,7 @@ std::size_t connection::withdraw(const std::function<bool(std::uint32_t route)>&
     }
   }
   for (auto& callback : taken) {
-    if (callback) callback(withdrawn(), because("taken back unwritten"));
+    if (callback) call_failed(callback, withdrawn(), "taken back unwritten");
   }
   return taken.size();
 }
@@ -398,7 +398,7 @@ void connection::flush() {
     queued_.pop_front();
   }
   write_buffered();
-  for (auto& p : done_on_write) complete(p, {}, {});
+  for (auto& p : done_on_write) complete(p, {}, reply_span());
 }
 
 void connection::write_buffered() {
@@ -497,11 +497,17 @@ std::string connection::first_answer_refusal(
 void connection::dispatch(resp::reply reply) {
   if (!written_.empty()) {
     pending& front = written_.front();
-    front.replies.push_back(std::move(reply));
-    if (--front.expected == 0) {
-      pending done = std::move(front);
-      written_.pop_front();
-      complete(done, {}, std::move(done.replies));
+    if (--front.expected > 0) {
+      front.replies.push_back(std::move(reply));
+      return;
+    }
+    pending done = std::move(front);
+    written_.pop_front();
+    if (done.replies.empty()) {
+      complete(done, {}, reply_span(&reply, 1));  // one command: no vector to gather them in
+    } else {
+      done.replies.push_back(std::move(reply));
+      complete(done, {}, done.replies);
     }
     return;
   }
@@ -513,9 +519,16 @@ void connection::dispatch(resp::reply reply) {
        "unexpected reply from " + options_.target.address() + ": " + resp::to_string(reply));
 }
 
-void connection::complete(pending& p, std::error_code ec, std::vector<resp::reply> replies) {
+void connection::complete(pending& p, std::error_code ec, reply_span replies) {
   forget_key(p);
-  if (p.callback) std::exchange(p.callback, {})(ec, std::move(replies));
+  if (p.callback) std::exchange(p.callback, {})(ec, replies);
+}
+
+void connection::complete_failed(pending& p, std::error_code ec, std::string why) {
+  forget_key(p);
+  if (!p.callback) return;
+  auto callback = std::exchange(p.callback, {});
+  call_failed(callback, ec, std::move(why));
 }
 
 void connection::count_key(std::size_t key_hash) {
@@ -576,7 +589,7 @@ void connection::expire_deadlines() {
   if (next != clock::time_point::max()) arm_deadline(next);
   const std::string why = "no reply from " + options_.target.address() + " in time";
   for (auto& callback : expired) {
-    if (callback) callback(errc::timeout, because(why));
+    if (callback) call_failed(callback, errc::timeout, why);
   }
 }
 

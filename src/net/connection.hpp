@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <system_error>
 #include <unordered_map>
@@ -45,8 +46,10 @@ using clock = std::chrono::steady_clock;
 // written, so its sender may send it anywhere (a code of its own, met nowhere else).
 std::error_code withdrawn();
 
-// On failure the replies hold one error reply whose text explains it for humans.
-using reply_callback = detail::unique_function<void(std::error_code, std::vector<resp::reply>)>;
+// A request's replies, lent to its callback for the call (which may move them out). On failure
+// they are one error reply whose text explains it for humans.
+using reply_span = std::span<resp::reply>;
+using reply_callback = detail::unique_function<void(std::error_code, reply_span)>;
 using log_function = std::function<void(log_level, std::string_view)>;
 
 struct connection_options {
@@ -114,8 +117,8 @@ class connection : public std::enable_shared_from_this<connection> {
     std::string payload;
     std::size_t expected = 0;  // replies still to come
     clock::time_point deadline;
-    reply_callback callback;  // empty once completed (e.g. timed out after being written)
-    std::vector<resp::reply> replies;
+    reply_callback callback;           // empty once completed (e.g. timed out after being written)
+    std::vector<resp::reply> replies;  // of a request of several commands, until the last
     std::size_t key_hash = 0;
     std::uint32_t route = 0;
   };
@@ -131,7 +134,7 @@ class connection : public std::enable_shared_from_this<connection> {
       const std::shared_ptr<asio::ssl::stream<asio::ip::tcp::socket>>& stream,
       const std::error_code& ec, const char* first, std::size_t n) const;
   asio::ip::tcp::socket& lowest() { return tls_ ? tls_->next_layer() : socket_; }
-  void on_handshake(std::vector<resp::reply> replies);
+  void on_handshake(reply_span replies);
   void fail(std::error_code ec, const std::string& why);
   void schedule_reconnect();
   void flush();
@@ -140,7 +143,8 @@ class connection : public std::enable_shared_from_this<connection> {
   void dispatch(resp::reply reply);
   void arm_deadline(clock::time_point when);
   void expire_deadlines();
-  void complete(pending& p, std::error_code ec, std::vector<resp::reply> replies);
+  void complete(pending& p, std::error_code ec, reply_span replies);
+  void complete_failed(pending& p, std::error_code ec, std::string why);
   void count_key(std::size_t key_hash);
   void forget_key(pending& p);
   void log(log_level level, const std::string& text) const;

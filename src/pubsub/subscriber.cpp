@@ -161,7 +161,7 @@ void subscriber::send(bool subscribe, bool sharded, const std::vector<std::strin
       sent_command{subscribe, sharded, std::vector<std::string>(channels.begin(), channels.end())});
   // Answers arrive as pushes (on_push); a lost connection shows up as on_down and a resubscribe.
   connection_->send(std::move(r), net::clock::time_point::max(),
-                    [](std::error_code, std::vector<resp::reply>) {});
+                    [](std::error_code, net::reply_span) {});
 }
 
 void subscriber::on_push(resp::reply& push) {

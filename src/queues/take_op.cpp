@@ -105,23 +105,22 @@ class take_op : public std::enable_shared_from_this<take_op>, public shutdown_aw
     if (!connection_) return act(fsm_.failed(errc::cancelled, false, steady::now()));
     // The connection's id, for CLIENT UNBLOCK: asked with every BLPOP (a reconnect changes it).
     client_id_.reset();
-    connection_->send(
-        resp::request{"CLIENT", "ID"}, steady::time_point::max(),
-        [self = shared_from_this()](std::error_code ec, std::vector<resp::reply> replies) {
-          if (ec || replies.empty() || replies.front().is_error()) return;
-          self->client_id_ = std::to_string(replies.front().integer);
-          if (self->unblock_wanted_) self->unblock();
-        });
+    connection_->send(resp::request{"CLIENT", "ID"}, steady::time_point::max(),
+                      [self = shared_from_this()](std::error_code ec, net::reply_span replies) {
+                        if (ec || replies.empty() || replies.front().is_error()) return;
+                        self->client_id_ = std::to_string(replies.front().integer);
+                        if (self->unblock_wanted_) self->unblock();
+                      });
     // No deadline on the request itself: a reply that came after one would be read by nobody,
     // and could carry an element. The take's own timers end the wait.
-    connection_->send(
-        resp::request{"BLPOP", request_.key, seconds_of(block_for)}, steady::time_point::max(),
-        [self = shared_from_this()](std::error_code ec, std::vector<resp::reply> replies) {
-          self->on_reply(ec, std::move(replies));
-        });
+    connection_->send(resp::request{"BLPOP", request_.key, seconds_of(block_for)},
+                      steady::time_point::max(),
+                      [self = shared_from_this()](std::error_code ec, net::reply_span replies) {
+                        self->on_reply(ec, replies);
+                      });
   }
 
-  void on_reply(std::error_code ec, std::vector<resp::reply> replies) {
+  void on_reply(std::error_code ec, net::reply_span replies) {
     const auto now = steady::now();
     unblock_wanted_ = false;
     if (ec) {

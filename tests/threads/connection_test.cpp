@@ -311,7 +311,7 @@ TEST(connection, a_closed_connection_fails_sends_later_never_inside_send) {
   bool called = false;
   std::error_code got;
   conn->send(relock::resp::request{"PING"}, relock::net::clock::now() + 1s,
-             [&](std::error_code ec, std::vector<relock::resp::reply>) {
+             [&](std::error_code ec, relock::net::reply_span) {
                called = true;
                got = ec;
              });

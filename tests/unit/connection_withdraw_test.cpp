@@ -28,7 +28,7 @@ TEST(connection_withdraw, takes_back_the_queued_requests_its_predicate_picks_in_
   for (std::uint32_t route : {0U, 1U, 2U, 3U, 4U}) {
     c->send(
         relock::resp::request{"PING"}, net::clock::now() + 60s,
-        [&heard, route](std::error_code ec, std::vector<relock::resp::reply>) {
+        [&heard, route](std::error_code ec, relock::net::reply_span) {
           heard.emplace_back(route, ec);
         },
         /*key_hash=*/route + 100, route);
