@@ -280,7 +280,7 @@ void executor::eval(const script& s, resp::bulk_strings keys, resp::bulk_strings
 
 void executor::send(std::shared_ptr<call> c) {
   refresh_if_due();
-  resp::request request;
+  auto request = resp::request::reusing_spare();  // its buffer comes back once written
   // ASKING lets the next command, and only it, run on a slot being imported: so it goes after
   // a SCRIPT LOAD, right before the command.
   if (c->code != nullptr && c->reloaded) request.push({"SCRIPT", "LOAD", c->code->source});

@@ -13,6 +13,7 @@
 #include <relock/observer.hpp>
 
 #include "net/tls_refusal.hpp"
+#include "resp/spare_payloads.hpp"
 
 namespace relock::net {
 namespace {
@@ -388,8 +389,7 @@ void connection::flush() {
   while (!queued_.empty()) {
     pending& p = queued_.front();
     write_buffer_ += p.payload;
-    p.payload.clear();
-    p.payload.shrink_to_fit();
+    resp::spare_payloads::give(std::move(p.payload));  // the next request encodes into it
     if (p.expected == 0) {
       done_on_write.push_back(std::move(p));
     } else {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "resp/bulk_strings.hpp"
+#include "resp/spare_payloads.hpp"
 
 namespace relock::resp {
 
@@ -17,6 +18,13 @@ class request {
  public:
   request() = default;
   request(std::initializer_list<std::string_view> args) { push(args); }
+  // An empty request that encodes into a spare buffer of this thread, when it has one
+  // (resp::spare_payloads): for requests written soon after, whose buffers come back.
+  static request reusing_spare() {
+    request r;
+    r.payload_ = spare_payloads::take();
+    return r;
+  }
 
   void push(std::initializer_list<std::string_view> args);
   void push(std::span<const std::string_view> args);

@@ -4,11 +4,13 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "resp/bulk_strings.hpp"
 #include "resp/reader.hpp"
 #include "resp/request.hpp"
+#include "resp/spare_payloads.hpp"
 
 using relock::resp::reader;
 using relock::resp::reply;
@@ -146,4 +148,30 @@ TEST(resp_request, round_trips_through_the_reader_as_arrays) {
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0], reply::make_array({reply::make_string("EVALSHA"), reply::make_string(""),
                                        reply::make_string("0")}));
+}
+
+TEST(resp_spare_payloads, a_written_requests_buffer_is_reused_on_its_thread_only) {
+  using relock::resp::spare_payloads;
+  // A thread of its own: the spares are per thread.
+  std::thread([] {
+    EXPECT_EQ(spare_payloads::take().capacity(), std::string().capacity()) << "none kept yet";
+    std::string written(200, 'x');
+    const char* buffer = written.data();
+    spare_payloads::give(std::move(written));
+    auto reused = relock::resp::request::reusing_spare();
+    reused.push({"GET", "k"});
+    EXPECT_EQ(reused.payload().data(), buffer) << "encoded into the kept buffer";
+    std::thread([] {
+      EXPECT_EQ(spare_payloads::take().capacity(), std::string().capacity()) << "not shared";
+    }).join();
+    // Too large to keep, and no more than `kept`.
+    spare_payloads::give(std::string(spare_payloads::largest + 1, 'x'));
+    EXPECT_EQ(spare_payloads::take().capacity(), std::string().capacity());
+    for (std::size_t i = 0; i < spare_payloads::kept + 4; ++i) {
+      spare_payloads::give(std::string(100, 'x'));
+    }
+    std::size_t kept = 0;
+    while (spare_payloads::take().capacity() > std::string().capacity()) ++kept;
+    EXPECT_EQ(kept, spare_payloads::kept);
+  }).join();
 }
