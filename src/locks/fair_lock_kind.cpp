@@ -35,8 +35,8 @@ std::string waiter_channel(std::string_view key, std::string_view owner) {
 resp::bulk_strings queue_keys(std::string_view key, std::string_view channel,
                               std::string_view latch = {}) {
   const std::string queue = layout::fair_queue_key(key), timeout = layout::fair_timeout_key(key);
-  return latch.empty() ? waiting::strings(key, queue, timeout, channel)
-                       : waiting::strings(key, queue, timeout, channel, latch);
+  return latch.empty() ? resp::bulk_strings{key, queue, timeout, channel}
+                       : resp::bulk_strings{key, queue, timeout, channel, latch};
 }
 
 waiting::script_call acquire_call(const waiting::acquire_context& c, const char* reentrant) {

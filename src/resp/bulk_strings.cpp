@@ -19,28 +19,31 @@ std::size_t header_size(std::size_t n) {
   return 1 + digits + 2;
 }
 
-bulk_strings::bulk_strings(std::initializer_list<std::string_view> parts) {
-  std::size_t bytes = 0;
-  for (auto part : parts) bytes += encoded_size(part);
-  reserve(bytes);
-  for (auto part : parts) push_back(part);
+void append_bulk(std::string& out, std::string_view part) {
+  append_header(out, '$', part.size());
+  out.append(part);
+  out += "\r\n";
 }
 
-bulk_strings::bulk_strings(const std::vector<std::string>& parts) {
+// Sized once, then written: one allocation for the whole list.
+template <class Range>
+void bulk_strings::assign_sized(const Range& parts) {
   std::size_t bytes = 0;
-  for (const auto& part : parts) bytes += encoded_size(part);
+  for (std::string_view part : parts) bytes += encoded_size(part);
   reserve(bytes);
-  for (const auto& part : parts) push_back(part);
+  for (std::string_view part : parts) push_back(part);
 }
+
+bulk_strings::bulk_strings(std::initializer_list<std::string_view> parts) { assign_sized(parts); }
+
+bulk_strings::bulk_strings(const std::vector<std::string>& parts) { assign_sized(parts); }
 
 std::size_t bulk_strings::encoded_size(std::string_view part) {
   return header_size(part.size()) + part.size() + 2;
 }
 
 void bulk_strings::push_back(std::string_view part) {
-  append_header(encoded_, '$', part.size());
-  encoded_.append(part);
-  encoded_ += "\r\n";
+  append_bulk(encoded_, part);
   ++count_;
 }
 

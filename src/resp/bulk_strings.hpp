@@ -17,6 +17,8 @@ namespace relock::resp {
 // RESP's header of a type and a count (`*3\r\n`, `$12\r\n`): appended to `out`, and its size.
 void append_header(std::string& out, char type, std::size_t n);
 std::size_t header_size(std::size_t n);
+// One string as a bulk string, `$<len>\r\n<bytes>\r\n`, appended to `out`.
+void append_bulk(std::string& out, std::string_view part);
 
 class bulk_strings {
  public:
@@ -44,6 +46,9 @@ class bulk_strings {
   friend bool operator==(const bulk_strings&, const bulk_strings&) = default;
 
  private:
+  template <class Range>
+  void assign_sized(const Range& parts);
+
   std::string encoded_;
   std::size_t count_ = 0;
 };

@@ -16,11 +16,7 @@ std::size_t encoded_size(const bulk_strings& args) { return args.encoded().size(
 
 template <class Range>
 void put_arguments(std::string& out, const Range& args) {
-  for (const auto& arg : args) {
-    append_header(out, '$', arg.size());
-    out.append(arg.data(), arg.size());
-    out += "\r\n";
-  }
+  for (std::string_view arg : args) append_bulk(out, arg);
 }
 void put_arguments(std::string& out, const bulk_strings& args) { out += args.encoded(); }
 

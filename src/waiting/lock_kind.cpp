@@ -72,13 +72,13 @@ std::string field(std::string_view owner) { return std::string(owner); }
 std::string channel(std::string_view key) { return layout::lock_channel(key); }
 
 script_call acquire_call(const acquire_context& c) {
-  return with_try_latch({c.key}, strings(std::to_string(c.lease.count()), c.owner), c);
+  return with_try_latch({c.key}, {std::to_string(c.lease.count()), c.owner}, c);
 }
 
 script_call release_call(const release_context& c) {
-  return {strings(c.key, c.channel, c.latch),
-          strings("0", std::to_string(c.lease.count()), c.owner, c.publish_command,
-                  std::to_string(c.latch_ttl.count()), c.take_back ? "1" : "0")};
+  return {{c.key, c.channel, c.latch},
+          {"0", std::to_string(c.lease.count()), c.owner, c.publish_command,
+           std::to_string(c.latch_ttl.count()), c.take_back ? "1" : "0"}};
 }
 
 script_call force_release_call(const force_release_context& c) {

@@ -72,15 +72,6 @@ struct script_call {
   resp::bulk_strings args;
 };
 
-// A script call's keys or arguments, sized once.
-template <class... Parts>
-resp::bulk_strings strings(const Parts&... parts) {
-  resp::bulk_strings out;
-  out.reserve((resp::bulk_strings::encoded_size(std::string_view(parts)) + ...));
-  (out.push_back(std::string_view(parts)), ...);
-  return out;
-}
-
 // What a kind with a queue (the fair lock) needs beyond the call itself: the wall clock its
 // deadlines are written in, and the client's settings for them (config::fair_lock_*).
 struct queue_timing {
