@@ -30,15 +30,17 @@ TEST_P(cli_queue_redisson, relock_takes_what_java_offers_and_the_reverse) {
 }
 
 // Java's delayed queue feeds the destination; relock status sees it, and a relock take gets the
-// element when due (moved by Java's transfer or by the take's own).
+// element when due (moved by Java's transfer or by the take's own). The delay leaves room for a
+// loaded machine: status must run before Java's transfer moves the element (a 1 s delay was
+// not enough under ASan in CI).
 TEST_P(cli_queue_redisson, relock_takes_what_javas_delayed_queue_feeds) {
   redisson_driver java(GetParam(), server_.url());
-  ASSERT_EQ(java.call_ok("a", "doffer later from-java 1000"), true);
+  ASSERT_EQ(java.call_ok("a", "doffer later from-java 4000"), true);
   auto status = json::parse(run({"--json", "status", "later"}).out);
   EXPECT_EQ(status["kind"], "queue");
   EXPECT_EQ(status["delayed"], 1);
   EXPECT_TRUE(status["next_due_in_ms"].is_number());
-  auto taken = run({"queue", "take", "later", "-w", "10"});
+  auto taken = run({"queue", "take", "later", "-w", "15"});
   EXPECT_EQ(taken.code, 0) << taken.err;
   EXPECT_EQ(taken.out, "from-java\n");
 }
