@@ -34,6 +34,12 @@ void check_settings(const config& s) {
   positive(s.reconnect_max_delay, "reconnect_max_delay");
   positive(s.watchdog_lease, "watchdog_lease");
   positive(s.unlock_latch_ttl, "unlock_latch_ttl");
+  if (s.unlock_latch_sweep_delay.count() < 0 ||
+      s.unlock_latch_sweep_delay > std::chrono::seconds(10) ||
+      s.unlock_latch_sweep_delay >= s.unlock_latch_ttl) {
+    throw error(errc::invalid_argument,
+                "unlock_latch_sweep_delay must be 0 to 10 s and below unlock_latch_ttl");
+  }
   positive(s.fair_lock_wait_timeout, "fair_lock_wait_timeout");
   positive(s.fair_lock_unheard_head_timeout, "fair_lock_unheard_head_timeout");
   positive(s.spin_backoff.initial, "spin_backoff.initial");
@@ -60,8 +66,8 @@ void check_settings(const config& s) {
   }
 }
 
-// Unlock latches deleted per DEL command: a pass of the I/O loop rarely completes more
-// releases than this, and a DEL of 128 short keys is still a small request.
+// Unlock latches deleted per DEL command: a DEL of 128 short keys is still a small request, and a
+// full batch leaves without waiting for config::unlock_latch_sweep_delay.
 constexpr std::size_t keys_per_del = 128;
 
 }  // namespace
@@ -241,7 +247,8 @@ client_core::client_core(config settings)
       *executor_, *channels_,
       renewal::watchdog_options{settings_.watchdog_lease, settings_.renewal_batch, cluster,
                                 settings_.on_lock_lost, settings_.log, settings_.observer.get()});
-  sweeper_ = std::make_unique<exec::key_sweeper>(*executor_, keys_per_del, cluster);
+  sweeper_ = std::make_unique<exec::key_sweeper>(*executor_, keys_per_del, cluster,
+                                                 settings_.unlock_latch_sweep_delay);
   take_backs_ = std::make_unique<waiting::take_back_book>();
   // Sharded pub/sub exists only in Cluster: auto means classic on one server.
   publish_command_ = both ? "PUBLISH+SPUBLISH" : sharded ? "SPUBLISH" : "PUBLISH";
@@ -372,6 +379,7 @@ void client_core::begin_shutdown() {
   for (auto* op : operations) {
     if (operations_.contains(op)) op->on_shutdown();
   }
+  sweeper_->hurry();  // the latches waiting for company leave now, inside the drain
   drain_until_ = std::chrono::steady_clock::now() + settings_.command_timeout;
   drain();
 }

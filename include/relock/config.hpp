@@ -162,6 +162,13 @@ struct config {
   /// release never counts twice (data-layout §1). Must cover the retry window; 20 s as Redisson.
   std::chrono::milliseconds unlock_latch_ttl{20'000};
 
+  /// How long a completed release's latch may wait to be deleted together with others (one DEL
+  /// for up to 128), instead of a DEL of its own per release as Redisson sends: a third of the
+  /// commands of a lock/unlock pair, and of the client's writes and replies. The latch has done
+  /// its work by then; waiting changes nothing but when it goes. 0 deletes the latches that one
+  /// pass of the I/O loop completed together, right after it. 0 to 10 s, below unlock_latch_ttl.
+  std::chrono::milliseconds unlock_latch_sweep_delay{10};
+
   /// Command connections to the server, shared by every caller of this client (subscriptions
   /// have one more of their own). With one, many threads' requests travel as one batch and
   /// client and server take turns; a few let the server work on one batch while relock handles

@@ -9,11 +9,37 @@
 
 namespace relock::exec {
 
-key_sweeper::key_sweeper(executor& ex, std::size_t batch, bool group_by_slot)
-    : executor_(ex), batch_(batch == 0 ? 1 : batch), group_by_slot_(group_by_slot) {}
+key_sweeper::key_sweeper(executor& ex, std::size_t batch, bool group_by_slot,
+                         std::chrono::milliseconds delay)
+    : executor_(ex),
+      batch_(batch == 0 ? 1 : batch),
+      group_by_slot_(group_by_slot),
+      delay_(delay),
+      timer_(ex.io()) {}
 
 void key_sweeper::discard(std::string key) {
   doomed_.push_back(std::move(key));
+  if (delay_.count() <= 0 || doomed_.size() >= batch_) {
+    plan_sweep();
+    return;
+  }
+  if (timer_armed_) return;
+  timer_armed_ = true;
+  timer_.expires_after(delay_);
+  timer_.async_wait([this](std::error_code ec) {
+    if (ec == asio::error::operation_aborted) return;  // swept sooner, or closing
+    timer_armed_ = false;
+    plan_sweep();
+  });
+}
+
+void key_sweeper::hurry() {
+  delay_ = std::chrono::milliseconds(0);
+  // Now, not posted: the drain that follows counts the DELs only once they are sent.
+  if (!doomed_.empty()) sweep();
+}
+
+void key_sweeper::plan_sweep() {
   if (sweep_planned_) return;
   sweep_planned_ = true;
   // Posted, so it runs after the handlers already due in this pass.
@@ -22,7 +48,11 @@ void key_sweeper::discard(std::string key) {
 
 void key_sweeper::sweep() {
   sweep_planned_ = false;
-  // Swapped, not moved: both vectors keep their capacity for the next passes.
+  if (timer_armed_) {
+    timer_armed_ = false;
+    timer_.cancel();
+  }
+  // Swapped, not moved: both vectors keep their capacity for the next sweeps.
   std::swap(doomed_, sweeping_);
   if (!group_by_slot_) {
     send(sweeping_);

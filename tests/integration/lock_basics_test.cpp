@@ -5,6 +5,7 @@
 #include <mutex>
 #include <regex>
 
+#include "support/command_stats.hpp"
 #include "support/lock_env.hpp"
 
 using namespace std::chrono_literals;
@@ -145,4 +146,31 @@ TEST(lock, name_mapper_prefixes_every_key_and_channel) {
   EXPECT_EQ(lk.key(), "app:job");
   EXPECT_EQ(raw.command({"EXISTS", "app:job"}).integer, 1);
   lk.unlock();
+}
+
+// One pair at a time, the releases' latches still leave together: they wait up to
+// unlock_latch_sweep_delay (here 10 s, so the count is exact) or for a full DEL of 128,
+// and a closing client sends the rest (data-layout §1.8).
+TEST(lock, unlock_latches_of_pairs_one_at_a_time_leave_many_per_del) {
+  redis_server server;
+  auto raw = raw_client::to(server);
+  auto latches = [&] { return raw.command({"KEYS", "redisson_unlock_latch:*"}).elements.size(); };
+  constexpr int pairs = 200;
+  {
+    auto c = settings_for(server);
+    c.unlock_latch_sweep_delay = 10s;
+    relock::client client(c);
+    auto lk = client.lock("one-at-a-time");
+    raw.command({"CONFIG", "RESETSTAT"});
+    for (int i = 0; i < pairs; ++i) {
+      lk.lock();
+      lk.unlock();
+    }
+    // The first 128 left in one DEL; the other 72 wait for company.
+    EXPECT_TRUE(wait_until([&] { return latches() == pairs - 128; }, 5s)) << latches();
+  }
+  // The client's shutdown sent them: none is left to its 20 s TTL.
+  EXPECT_TRUE(wait_until([&] { return latches() == 0; }, 5s)) << latches();
+  // Two DELs of latches; the other DELs are the releases' own, one per pair.
+  EXPECT_EQ(calls_of(raw, "del") - pairs, 2);
 }

@@ -148,6 +148,15 @@ TEST(lock_faults, bad_client_settings_are_refused_before_connecting) {
   EXPECT_EQ(refused([](relock::config& c) { c.command_connections = 65; }), errc::invalid_argument);
   EXPECT_EQ(refused([](relock::config& c) { c.busy_poll = -1us; }), errc::invalid_argument);
   EXPECT_EQ(refused([](relock::config& c) { c.busy_poll = 11ms; }), errc::invalid_argument);
+  EXPECT_EQ(refused([](relock::config& c) { c.unlock_latch_sweep_delay = -1ms; }),
+            errc::invalid_argument);
+  EXPECT_EQ(refused([](relock::config& c) { c.unlock_latch_sweep_delay = 10001ms; }),
+            errc::invalid_argument);
+  EXPECT_EQ(refused([](relock::config& c) {
+              c.unlock_latch_ttl = 500ms;
+              c.unlock_latch_sweep_delay = 500ms;
+            }),
+            errc::invalid_argument);
   // Nothing reached the server: only the raw probe's own connection, if any, is listed.
   auto raw = raw_client::to(server);
   EXPECT_EQ(raw.command({"CLIENT", "LIST"}).str.find("name=relock"), std::string::npos);
