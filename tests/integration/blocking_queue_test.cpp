@@ -6,9 +6,11 @@
 #include <asio/use_future.hpp>
 
 #include <future>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <relock/client.hpp>
 
@@ -50,6 +52,29 @@ TEST(blocking_queue, offer_poll_peek_size_remove_clear_on_redissons_list) {
   EXPECT_TRUE(q.clear());
   EXPECT_FALSE(q.clear());
   EXPECT_EQ(raw.command({"EXISTS", "jobs"}).integer, 0);
+}
+
+// Replies many times larger than a connection's read buffer (16 KiB), several back to back, on
+// a command connection and on a take's: each comes back whole and in its place.
+TEST(blocking_queue, elements_larger_than_a_read_buffer_come_back_whole) {
+  redis_server server;
+  relock::client client(settings_for(server));
+  auto q = client.blocking_queue("big");
+  std::vector<std::string> sent;
+  for (char c : {'a', 'b', 'c', 'd'}) {
+    sent.emplace_back(300 * 1024 + c, c);
+    ASSERT_TRUE(q.offer(sent.back()));
+  }
+  // Four polls of one key share a connection, in order: their replies arrive back to back.
+  std::vector<std::future<std::optional<std::string>>> polls;
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    polls.push_back(q.async_poll(std::nullopt, {}, asio::use_future));
+  }
+  for (std::size_t i = 0; i < sent.size(); ++i) EXPECT_EQ(polls[i].get(), sent[i]) << i;
+  // And on a take's connection of its own.
+  ASSERT_TRUE(q.offer(sent.back()));
+  EXPECT_EQ(q.take(), sent.back());
+  EXPECT_EQ(q.size(), 0);
 }
 
 TEST(blocking_queue, take_waits_for_an_offer_from_another_client_without_stalling_locks) {
