@@ -106,6 +106,12 @@ TEST_F(cli, a_plain_semaphore_release_past_a_java_int_is_refused_changing_nothin
   auto s = c.semaphore("sem");
   s.release(2147483647);
   EXPECT_EQ(s.available_permits(), 2147483647);
+  // The release's latch waits up to unlock_latch_sweep_delay for its DEL: the data settles first.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return raw_.command({"KEYS", "redisson_unlock_latch:*"}).elements.empty();
+      },
+      5s));
   const auto before = digest(raw_);
   try {
     s.release(2147483647);
