@@ -7,6 +7,7 @@
 #include "cli_fixture.hpp"
 #include "support/client_settings.hpp"
 #include "support/permit_ids.hpp"
+#include "support/unlock_latches.hpp"
 
 namespace cli_semaphore_admin_test {  // keeps this file's names apart in a unity build
 
@@ -107,11 +108,7 @@ TEST_F(cli, a_plain_semaphore_release_past_a_java_int_is_refused_changing_nothin
   s.release(2147483647);
   EXPECT_EQ(s.available_permits(), 2147483647);
   // The release's latch waits up to unlock_latch_sweep_delay for its DEL: the data settles first.
-  ASSERT_TRUE(wait_until(
-      [&] {
-        return raw_.command({"KEYS", "redisson_unlock_latch:*"}).elements.empty();
-      },
-      5s));
+  ASSERT_TRUE(wait_until([&] { return unlock_latches(raw_) == 0; }, 5s));
   const auto before = digest(raw_);
   try {
     s.release(2147483647);

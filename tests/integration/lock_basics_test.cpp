@@ -7,6 +7,7 @@
 
 #include "support/command_stats.hpp"
 #include "support/lock_env.hpp"
+#include "support/unlock_latches.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;
@@ -154,7 +155,7 @@ TEST(lock, name_mapper_prefixes_every_key_and_channel) {
 TEST(lock, unlock_latches_of_pairs_one_at_a_time_leave_many_per_del) {
   redis_server server;
   auto raw = raw_client::to(server);
-  auto latches = [&] { return raw.command({"KEYS", "redisson_unlock_latch:*"}).elements.size(); };
+  auto latches = [&] { return unlock_latches(raw); };
   constexpr int pairs = 200;
   {
     auto c = settings_for(server);

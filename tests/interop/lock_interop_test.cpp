@@ -12,6 +12,7 @@
 #include "interop_env.hpp"
 #include "redisson_fixture.hpp"
 #include "support/raw_client.hpp"
+#include "support/unlock_latches.hpp"
 #include "support/wait.hpp"
 
 using namespace std::chrono_literals;
@@ -144,11 +145,7 @@ TEST_P(redisson_interop, releases_leave_no_unlock_latch_behind) {
     ASSERT_EQ(j.call_ok("a", "lock latch"), true);
     ASSERT_EQ(j.call_ok("a", "unlock latch"), true);
   }
-  EXPECT_TRUE(wait_until(
-      [&] {
-        return raw_.command({"KEYS", "redisson_unlock_latch:*"}).elements.empty();
-      },
-      3s));
+  EXPECT_TRUE(wait_until([&] { return unlock_latches(raw_) == 0; }, 3s));
 }
 
 INSTANTIATE_TEST_SUITE_P(redisson, redisson_interop,

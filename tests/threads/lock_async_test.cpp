@@ -13,6 +13,7 @@
 
 #include "support/command_stats.hpp"
 #include "support/lock_env.hpp"
+#include "support/unlock_latches.hpp"
 
 using namespace std::chrono_literals;
 using namespace relock::test;
@@ -113,11 +114,7 @@ TEST(lock_async, unlock_latches_are_deleted_many_per_command) {
   });
   ASSERT_EQ(all_released.get_future().get(), 0);
   // Every latch goes (data-layout §1: deleted once its release has completed)...
-  EXPECT_TRUE(wait_until(
-      [&] {
-        return raw.command({"KEYS", "redisson_unlock_latch:*"}).elements.empty();
-      },
-      5s));
+  EXPECT_TRUE(wait_until([&] { return unlock_latches(raw) == 0; }, 5s));
   // ...and releases that complete together share DEL commands.
   // The counter includes the DEL each release script makes of its own lock key.
   const auto dels = calls_of(raw, "del") - n;
