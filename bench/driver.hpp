@@ -22,6 +22,8 @@
 
 #include <relock/config.hpp>
 
+#include "cpu_halts.hpp"
+
 namespace relock_bench {
 
 using clock = std::chrono::steady_clock;
@@ -134,6 +136,7 @@ class server_probe {
     std::map<std::string, std::int64_t> calls_of;  // the same, by command name
     std::size_t nodes = 1;                         // servers probed
     std::string evalsha_by_node;  // "127.0.0.1:7001=5000,...": where the scripts ran
+    halts cpu_halts;              // the CPUs' halts over the window (cpu_halts.hpp)
   };
   window stop();
   std::int64_t dbsize();
@@ -150,6 +153,7 @@ class server_probe {
   double cpu_seconds();
   std::vector<node> nodes_;
   double cpu_at_start_ = 0;
+  std::vector<std::int64_t> idle_at_start_;
 };
 
 // A measured window (n-locks, one-lock, handoff, the async variant): resets the server's

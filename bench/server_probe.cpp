@@ -104,10 +104,12 @@ void server_probe::start() {
         checked(n.context, redisCommand(ctx(n.context), "CONFIG RESETSTAT"), "CONFIG RESETSTAT"));
   }
   cpu_at_start_ = cpu_seconds();
+  idle_at_start_ = cpu_idle_entries();
 }
 
 server_probe::window server_probe::stop() {
   window w;
+  w.cpu_halts = halts_between(idle_at_start_, cpu_idle_entries());
   w.cpu_seconds = cpu_seconds() - cpu_at_start_;
   w.nodes = nodes_.size();
   std::vector<std::string> order;  // INFO's order, first node first

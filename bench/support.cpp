@@ -181,6 +181,10 @@ void add_common(result& r, const options& o, double window_s, double client_cpu_
     return operations > 0 ? static_cast<double>(n) / static_cast<double>(operations) : std::nan("");
   };
   r.set("evalsha_per_op", per_op(server.evalsha));
+  if (server.cpu_halts.mine >= 0) {
+    r.set("client_cpu_halts_per_op", per_op(server.cpu_halts.mine));
+    r.set("other_cpu_halts_per_op", per_op(server.cpu_halts.others));
+  }
   r.set("server_calls_per_op", per_op(server.calls));
   r.set("server_calls", server.per_command);
   if (server.nodes > 1) {
