@@ -315,9 +315,14 @@ std::uint16_t sentinel_set::wait_for_new_master(std::uint16_t old_master,
     return true;
   };
   if (!wait_until(switched, timeout, 10ms)) {
+    // What they name and what it says it is, and the logs, which say who turned it back.
+    const auto named = agreed_master();
+    const std::string naming =
+        named ? "they name " + address(*named) + ", which says ROLE '" + role_of(*named) + "'"
+              : "they do not agree";
     throw std::runtime_error("the sentinels named no new master in place of " +
                              address(old_master) + " within " + std::to_string(timeout.count()) +
-                             " ms: " + health_problem());
+                             " ms: " + naming + "; " + health_problem() + "\n" + log_tails(15));
   }
   return found;
 }

@@ -132,9 +132,11 @@ class sentinel_set {
   // online and its acknowledged offset close; the replica's link to that master is up; every
   // sentinel is out of TILT mode, flags the master "master" only (no failover in progress),
   // knows the other sentinels, and counts exactly that replica (SENTINEL REPLICAS entries
-  // without s_down/o_down/disconnected, as a client sizing WAIT counts them).
+  // without s_down/o_down/disconnected, as a client sizing WAIT counts them), which it has
+  // heard report the replica role.
   std::string health_problem() const;
-  // Waits until health_problem() is empty; throws std::runtime_error naming the problem, with
+  // Waits until health_problem() is empty, hastening a sentinel's INFO of a replica whose role
+  // it has not heard yet (refresh_role); throws std::runtime_error naming the problem, with
   // the logs' tails, after `timeout`.
   void wait_healthy(std::chrono::milliseconds timeout = std::chrono::seconds(40)) const;
   // Repairs what a test left: resumes paused processes (and lets a sentinel out of the TILT
@@ -181,6 +183,10 @@ class sentinel_set {
   // A node that still says ROLE master after the sentinels switched to the other one is told to
   // replicate it, as a sentinel would do some 10 s later. Returns whether it did.
   bool demote_stale_master();
+  // The replica a sentinel still hears report "master" (a node demote_stale_master() or a
+  // restart just turned into a replica) is asked its INFO soon: the sentinel's INFO period is
+  // shortened for a moment, then set back. Returns whether it did. See health_problem().
+  bool refresh_role(std::size_t i) const;
   // A sentinel resumed after a pause of over 2 s enters TILT mode: for 30 s it acts on nothing
   // (a SENTINEL FAILOVER asked of it waits until then). Its TILT period is shortened for a
   // moment, which lets it out at its next timer tick, then set back. Returns whether it did.
