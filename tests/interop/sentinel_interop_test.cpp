@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <sstream>
 #include <stop_token>
 #include <thread>
 
@@ -24,6 +25,10 @@ using steady = std::chrono::steady_clock;
 
 namespace {
 
+long long ms_since(steady::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t).count();
+}
+
 class sentinel_interop : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
@@ -35,14 +40,52 @@ class sentinel_interop : public ::testing::TestWithParam<std::string> {
   relock::config settings() const {
     relock::config c;
     c.url = set().url();
+    // relock's warnings (a move, a refused master, a lost connection) beside a failure, timed
+    // from the first: what relock saw of a failover is half of what went wrong.
+    c.log = [](relock::log_level level, std::string_view text) {
+      if (level < relock::log_level::warning) return;
+      static const auto first = steady::now();
+      std::cout << "[relock, " + std::to_string(ms_since(first)) + " ms] " + std::string(text) +
+                       "\n";
+    };
     return c;
   }
   redisson_driver java() const { return redisson_driver(GetParam(), set().url(), 30s); }
   raw_client master() const { return set().client(set().master_port()); }
 };
 
-long long ms_since(steady::time_point t) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t).count();
+// For a failure message: what each data node says it is, how many listen on `channels` there,
+// and its subscribed clients (CLIENT LIST lines with sub or psub above 0: name, address, age).
+std::string who_listens(sentinel_set& set, const std::vector<std::string>& channels) {
+  std::string out;
+  for (const std::uint16_t port : {set.master_port(), set.replica_port()}) {
+    try {
+      auto c = set.client(port);
+      out += "\n  node " + std::to_string(port) + ": ROLE " +
+             c.command({"ROLE"}).elements.at(0).str + ";";
+      for (const auto& channel : channels) {
+        out += " " + channel + " " +
+               std::to_string(c.command({"PUBSUB", "NUMSUB", channel}).elements.at(1).integer);
+      }
+      std::istringstream list(c.command({"CLIENT", "LIST"}).str);
+      for (std::string line; std::getline(list, line);) {
+        if (line.find(" sub=0 psub=0") == std::string::npos) out += "\n    " + line;
+      }
+    } catch (const std::exception& e) {
+      out += "\n  node " + std::to_string(port) + ": " + e.what();
+    }
+  }
+  return out;
+}
+
+// For a failure message: whether a waiter still waits, else what it returned or threw.
+std::string how_it_ended(on_thread<bool>& waiter) {
+  if (!waiter.done()) return "still waiting";
+  try {
+    return waiter.get().first ? "returned true" : "returned false";
+  } catch (const std::exception& e) {
+    return std::string("threw: ") + e.what();
+  }
 }
 
 }  // namespace
@@ -187,7 +230,10 @@ TEST_P(sentinel_interop, semaphore_and_latch_waiters_of_both_sides_follow_a_fail
                subscribed(latch_channel(latch_name)) >= 2;
       },
       30s, 50ms))
-      << "the waiters did not all resubscribe on the new master";
+      << "the waiters did not all resubscribe on the new master " << new_master << ":"
+      << who_listens(set(), {semaphore_channel(sem_name), latch_channel(latch_name)})
+      << "\n  relock's permit waiter: " << how_it_ended(relock_permit)
+      << "; relock's latch waiter: " << how_it_ended(relock_open);
   std::cout << "every waiter subscribed on the new master " << ms_since(failover)
             << " ms after the failover\n";
   EXPECT_FALSE(relock_permit.done());
