@@ -65,6 +65,12 @@ std::optional<int> sentinel_view::count_replicas(const resp::reply& r) {
     // after a switchover, for the ~10 s before Sentinel converts it) acknowledges nothing.
     const auto role = resp::text_of(resp::value_of(entry, "role-reported"));
     if (!role.empty() && role != "slave") down = true;
+    // Nor, yet, does an entry Sentinel has just made and not asked INFO (the old master right
+    // after +switch-master): its role is Sentinel's default, "slave", and only its master-host,
+    // "?" until an INFO names one, tells. Counted, it would make every write wait WAIT's whole
+    // timeout and fail unacknowledged. A replica still syncing (link "err", master-host known)
+    // is counted: WAIT holds a write until it has it, which is what carries it over a failover.
+    if (resp::text_of(resp::value_of(entry, "master-host")) == "?") down = true;
     if (!down) ++healthy;
   }
   return healthy;

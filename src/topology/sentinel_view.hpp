@@ -40,8 +40,8 @@ class sentinel_view {
   // sentinel does not know the name (nil) or the reply cannot be read.
   static std::optional<node> read_master(const resp::reply& r, std::string* why = nullptr);
   // SENTINEL REPLICAS' reply: how many replicas could take over and acknowledge writes, those
-  // Sentinel sees neither down nor disconnected and that report the replica role; nullopt when
-  // the reply cannot be read.
+  // Sentinel sees neither down nor disconnected, that report the replica role and whose master
+  // Sentinel has heard of (INFO); nullopt when the reply cannot be read.
   static std::optional<int> count_replicas(const resp::reply& r);
 
   // A sentinel's event. +switch-master of this master names the new one (still to be confirmed

@@ -51,8 +51,15 @@ TEST(sentinel_view, reads_the_master_and_counts_replicas_that_can_take_over) {
       // The old master after a switchover: listed, not yet converted.
       strings({"name", "e:1", "flags", "slave", "role-reported", "master"}),
       strings({"name", "f:1", "flags", "slave", "role-reported", "slave"}),
+      // The same just after +switch-master, before Sentinel's first INFO of it: the role is
+      // Sentinel's default, the master unknown.
+      strings({"name", "g:1", "flags", "slave", "role-reported", "slave", "master-link-status",
+               "err", "master-host", "?"}),
+      // A replica still syncing: it will acknowledge once it has caught up.
+      strings({"name", "h:1", "flags", "slave", "role-reported", "slave", "master-link-status",
+               "err", "master-host", "127.0.0.1"}),
   });
-  EXPECT_EQ(sentinel_view::count_replicas(replicas), 3);
+  EXPECT_EQ(sentinel_view::count_replicas(replicas), 4);
   EXPECT_EQ(sentinel_view::count_replicas(reply::make_array({})), 0);
   EXPECT_EQ(sentinel_view::count_replicas(reply::make_error("ERR")), std::nullopt);
 }
