@@ -222,12 +222,17 @@ void master_watch::confirm(const topology::node& candidate) {
   auto finish = [this, candidate](bool is_master, const std::string& why, int replicas = 0) {
     confirming_ = false;
     if (!is_master) {
-      log(log_level::warning, "Sentinel names " + candidate.address() + " as the master of '" +
-                                  options_.master_name + "', but it " + why + ": staying on " +
-                                  view_.master().address());
+      std::string text = "Sentinel names " + candidate.address() + " as the master of '" +
+                         options_.master_name + "', but it " + why + ": staying on " +
+                         view_.master().address();
+      if (text != refusal_logged_) {
+        log(log_level::warning, text + " (said once while it lasts)");
+        refusal_logged_ = std::move(text);
+      }
       view_.trouble();
       return schedule();
     }
+    refusal_logged_.clear();
     log(log_level::warning, "the master of '" + options_.master_name + "' moved from " +
                                 view_.master().address() + " to " + candidate.address());
     view_.moved(candidate);

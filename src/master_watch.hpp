@@ -83,6 +83,9 @@ class master_watch {
   bool asking_ = false;
   bool confirming_ = false;
   bool closed_ = false;
+  // The last refusal of a named master that was logged: while Sentinel and the node disagree it
+  // is asked again every ask gap, and said again only when something else is wrong.
+  std::string refusal_logged_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
