@@ -3,7 +3,7 @@
 /// relock::client: one connection to a Redis deployment, shared by every lock made from it.
 ///
 /// A client has a random UUID (its id: the first half of every hold's owner field), one I/O
-/// thread, a small pool of command connections (config::command_connections, 4 by default), one
+/// thread, a small pool of command connections (config::command_connections, 2 by default), one
 /// subscriber connection and one watchdog. Construction connects and throws relock::error when
 /// the server cannot be reached or refuses our credentials. It is thread-safe; lock handles made
 /// from it are cheap and must not outlive it.

@@ -171,10 +171,12 @@ struct config {
 
   /// Command connections to the server, shared by every caller of this client (subscriptions
   /// have one more of their own). With one, many threads' requests travel as one batch and
-  /// client and server take turns; a few let the server work on one batch while relock handles
-  /// another's replies (bench/RESULTS.md, n-locks). 4 keeps a fleet's connection count modest
-  /// (Redisson keeps 24 or more). A key's requests stay in order on one connection. 1 to 64.
-  std::size_t command_connections = 4;
+  /// client and server take turns; two let the server work on one batch while relock handles
+  /// the other's replies, and still gather several callers' requests into each write. Many
+  /// threads' locks measured 1.35 x the async pairs/s of 4 and 1.07 x the sync, the rest alike
+  /// (bench/RESULTS.md, session 28). Redisson keeps 24 or more. A key's requests stay in order
+  /// on one connection. 1 to 64.
+  std::size_t command_connections = 2;
 
   /// While a reply is due, relock's I/O thread keeps polling (yielding the CPU between polls)
   /// for up to this long after each event before it goes to sleep. It saves the wake-up of a
