@@ -108,6 +108,20 @@ std::string replica_problem(raw_client& replica, std::uint16_t master) {
   return {};
 }
 
+// Sets the sentinel's SENTINEL DEBUG `name` to `value` until `done()` (2 s at most), then back to
+// what it was. False when the sentinel lists no such setting (SENTINEL DEBUG lists "NAME",
+// value, ... from Redis 7.0 on).
+template <class Done>
+bool for_a_moment(raw_client& sentinel, const std::string& name, const std::string& value,
+                  Done done) {
+  const auto was = field(sentinel.command({"SENTINEL", "DEBUG"}), name);
+  if (was.empty()) return false;
+  sentinel.command({"SENTINEL", "DEBUG", name, value});
+  wait_until(done, 2s, 10ms);
+  sentinel.command({"SENTINEL", "DEBUG", name, was});
+  return true;
+}
+
 // The role-reported of `replica` in a SENTINEL REPLICAS reply; empty when it is not listed.
 std::string reported_role(const resp::reply& replicas, std::uint16_t replica) {
   for (const auto& r : replicas.elements) {
@@ -279,14 +293,7 @@ bool sentinel_set::end_tilt(std::size_t i) {
   if (!listening(i) || !in_tilt(i)) return false;
   try {
     auto s = probe_sentinel(i);
-    // SENTINEL DEBUG lists "NAME", value, ... (Redis 7.0 on).
-    auto settings = s.command({"SENTINEL", "DEBUG"});
-    const auto period = field(settings, "TILT-PERIOD");
-    if (period.empty()) return false;
-    s.command({"SENTINEL", "DEBUG", "TILT-PERIOD", "1"});  // 0 is refused
-    wait_until([&] { return !in_tilt(i); }, 2s, 10ms);
-    s.command({"SENTINEL", "DEBUG", "TILT-PERIOD", period});
-    return true;
+    return for_a_moment(s, "TILT-PERIOD", "1", [&] { return !in_tilt(i); });  // 0 is refused
   } catch (const std::runtime_error&) {
     return false;  // the health check will say what is wrong
   }
@@ -303,13 +310,7 @@ bool sentinel_set::refresh_role(std::size_t i) const {
       return reported_role(s.command({"SENTINEL", "REPLICAS", options_.master_name}), replica);
     };
     if (const auto r = role(); r.empty() || r == "slave") return false;
-    // SENTINEL DEBUG lists "NAME", value, ... (Redis 7.0 on).
-    const auto period = field(s.command({"SENTINEL", "DEBUG"}), "INFO-PERIOD");
-    if (period.empty()) return false;
-    s.command({"SENTINEL", "DEBUG", "INFO-PERIOD", "100"});
-    wait_until([&] { return role() == "slave"; }, 2s, 10ms);
-    s.command({"SENTINEL", "DEBUG", "INFO-PERIOD", period});
-    return true;
+    return for_a_moment(s, "INFO-PERIOD", "100", [&] { return role() == "slave"; });
   } catch (const std::runtime_error&) {
     return false;  // the health check will say what is wrong
   }
