@@ -16,6 +16,11 @@
 /// deadline (errc::renewal_failed; see valid_until()), is lost: config::on_lock_lost and the hold's
 /// on_lost hear of it, and the owner's next unlock reports errc::lock_lost.
 ///
+/// Order: waiters of one client are served in the order they came (a new wait for a reentrant
+/// or non-reentrant lock queues behind that client's threads already waiting for it, rather than
+/// taking it from them); between clients the lock is unfair, as Redisson's RLock is. Use
+/// client.fair_lock for one order across every client.
+///
 /// Waiting rides through a lost connection: a dropped connection or a restarted server inside the
 /// wait is a reason to reconnect, resubscribe and try again; the wait fails with
 /// errc::connection only when its deadline passes with Redis still unreachable.

@@ -45,6 +45,11 @@ class waiter_queues {
   bool take_permit(const waiter& w);
 
   std::size_t queue_count() const { return queues_.size(); }
+  // Whether anybody waits on `channel` now (woken or asleep).
+  bool has_waiters(const std::string& channel) const {
+    auto it = queues_.find(channel);
+    return it != queues_.end() && !it->second->waiters.empty();
+  }
   // Whether the server has confirmed `channel` to its waiters (for tests: to know when they
   // are asleep rather than still trying).
   bool confirmed(const std::string& channel) const {

@@ -57,6 +57,8 @@ class acquire_env {
   virtual void leave(pubsub::waiter& w, bool used_wake) = 0;
   // A permit left by a message nobody used (a semaphore's): `w` takes it.
   virtual bool take_permit(const pubsub::waiter& w) = 0;
+  // Whether this client has waiters queued on `channel` now.
+  virtual bool has_waiters(const std::string& channel) const = 0;
   virtual clock::time_point now() const = 0;
   // One timer: arming it again replaces what it was armed for.
   virtual void arm_timer(clock::time_point at, unique_function<void()> fired) = 0;

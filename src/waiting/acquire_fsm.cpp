@@ -7,9 +7,13 @@
 
 namespace relock::detail::waiting {
 
-acquire_fsm::action acquire_fsm::start() {
+acquire_fsm::action acquire_fsm::start(bool behind_waiters, time_point now) {
   if (phase_ != phase::idle) return {};
-  return try_now();
+  if (!behind_waiters || !wait_ || backoff_) return try_now();
+  behind_ = queued_ = true;
+  behind_since_ = now;
+  phase_ = phase::subscribing;
+  return with_timer({.what = step::subscribe, .until = deadline_});
 }
 
 acquire_fsm::action acquire_fsm::try_now() {
@@ -188,7 +192,9 @@ acquire_fsm::action acquire_fsm::settled(std::error_code ec, time_point now) {
 acquire_fsm::action acquire_fsm::subscribed(bool listening) {
   if (phase_ != phase::subscribing) return {};
   listening_ = listening;
-  return try_now();
+  if (!behind_ || tried_ || !listening) return try_now();
+  // Its turn comes with a release's message; a lost one costs no_ttl_recheck at most.
+  return sleep_for(no_ttl_recheck, behind_since_);
 }
 
 acquire_fsm::action acquire_fsm::woken() {
@@ -207,8 +213,10 @@ acquire_fsm::action acquire_fsm::timer(time_point now) {
     return deadline_passed(now) ? finish(ending::outage, errc::connection) : action{};
   }
   if (phase_ == phase::subscribing) {
-    // The subscription is not confirmed by the deadline: the wait is over.
-    return deadline_passed(now) ? finish(ending::not_acquired) : action{};
+    // The subscription is not confirmed by the deadline: the wait is over, after one look if
+    // it has not tried yet.
+    if (!deadline_passed(now)) return {};
+    return tried_ ? finish(ending::not_acquired) : try_now();
   }
   if (phase_ != phase::sleeping) return {};
   if (cancel_requested_) return finish(ending::cancelled, errc::cancelled);
@@ -219,6 +227,8 @@ acquire_fsm::action acquire_fsm::timer(time_point now) {
       looked_at_deadline_ = true;
       return try_now();
     }
+    // Queued behind this client's waiters, it has not looked yet: it does, once.
+    if (!tried_) return try_now();
     // A wait that ends while Redis is still away (or its replicas) says so, not "not acquired".
     if (outage_) return finish(ending::outage, errc::connection);
     if (unsynced_) return finish(ending::failed, errc::no_synced_replicas);

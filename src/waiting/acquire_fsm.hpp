@@ -5,6 +5,12 @@
 //
 //   try --refused--> subscribe --confirmed--> try --refused--> sleep --woken/timer--> try ...
 //
+// A wait that starts behind waiters of its own client on the same channel does not try first:
+// it joins their queue and sleeps until its turn comes (a message, or no_ttl_recheck at most),
+// so a thread that releases and locks again at once does not overtake the threads of its
+// process already waiting (the release's message wakes them, in order). A wait that reaches its
+// deadline without a try makes one.
+//
 // It decides: when to try again (a wake, a permit, the holder's TTL, a TTL of 0), how long to
 // sleep (the holder's TTL, capped by the caller's deadline; a second when the holder set no TTL;
 // or, for a kind that waits by backoff instead of by message, a growing delay),
@@ -90,7 +96,10 @@ class acquire_fsm {
     }
   }
 
-  action start();
+  // `behind_waiters`: this client already has waiters on the channel this wait would join, and
+  // the owner holds nothing here (a re-entry must not wait behind its own hold); `now` then
+  // times the first sleep.
+  action start(bool behind_waiters = false, time_point now = {});
   // The try's reply: acquired, refused with the holder's remaining TTL (-1: none), or an error
   // (`outage`: for want of Redis, the try may or may not have run). `owner_holds`: the owner
   // held the key before the try (a re-entry), so a take-back would undo an older hold.
@@ -147,6 +156,9 @@ class acquire_fsm {
   duration next_backoff_{0};
   std::uint64_t jitter_state_ = 0;
   bool tried_ = false;  // a try was sent: a finish without the hold gives up
+  // Queued behind this client's waiters without a try, since `behind_since_`.
+  bool behind_ = false;
+  time_point behind_since_{};
   phase phase_ = phase::idle;
   bool queued_ = false;
   bool cancel_requested_ = false;

@@ -70,11 +70,20 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
         });
       });
     }
-    act(fsm_.start());
+    act(fsm_.start(behind_own_waiters(), env_->now()));
   }
 
  private:
   void on_shutdown() override { act(fsm_.shutdown()); }
+
+  // Threads of this client already wait for this lock: a new wait goes behind them rather than
+  // take the lock from under the one a release just woke (acquire_fsm::start). Not a re-entry:
+  // the owner that holds the lock would wait for its own release.
+  bool behind_own_waiters() const {
+    if (!request_.grant->queues_behind_own_waiters || !request_.wait) return false;
+    if (request_.hold != nullptr && env_->holds(request_.key, request_.field)) return false;
+    return env_->has_waiters(request_.listens_on());
+  }
 
   void act(acquire_fsm::action a) {
     if (a.take_back) take_back();

@@ -39,6 +39,9 @@ class core_acquire_env final : public acquire_env {
   }
   void leave(pubsub::waiter& w, bool used_wake) override { core_->waiters().leave(w, used_wake); }
   bool take_permit(const pubsub::waiter& w) override { return core_->waiters().take_permit(w); }
+  bool has_waiters(const std::string& channel) const override {
+    return core_->waiters().has_waiters(channel);
+  }
   clock::time_point now() const override { return clock::now(); }
   void arm_timer(clock::time_point at, unique_function<void()> fired) override {
     timer_.expires_at(at);

@@ -104,7 +104,8 @@ constexpr lock_kind plain(const exec::script& acquire) {
            .acquire_call = plain_lock::acquire_call,
            .read_acquire = read_lock_reply,
            .channel = plain_lock::channel,
-           .wakes = lock_message_wakes},
+           .wakes = lock_message_wakes,
+           .queues_behind_own_waiters = true},
           plain_lock::hold("lock"),
           plain_lock::force_release,
           plain_lock::force_release_call};

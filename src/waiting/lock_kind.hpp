@@ -180,6 +180,11 @@ struct grant_kind {
   script_call (*take_back_call)(const take_back_context& c) = nullptr;
   // For observers (acquire_event::kind), when nobody holds the grant: a hold's kind names it.
   const char* what_granted = "acquire";
+  // A wait that finds this client's waiters already on its channel queues behind them instead
+  // of trying first (acquire_fsm::start): kinds whose order lives here, not on the server (a
+  // fair lock queues there) and whose grant one waiter takes whole (not a read lock, which
+  // many share, nor a semaphore's permits).
+  bool queues_behind_own_waiters = false;
 };
 
 // How a grant goes back, under an unlock latch (release_op): an owner's hold, or a plain

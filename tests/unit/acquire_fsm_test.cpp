@@ -65,6 +65,55 @@ TEST(acquire_fsm, a_wait_subscribes_before_it_sleeps_then_tries_on_every_wake) {
   EXPECT_EQ(fsm.timer(t0 + 1s).what, step::none) << "late events after the end do nothing";
 }
 
+TEST(acquire_fsm, a_wait_behind_waiters_of_its_client_sleeps_until_its_turn_without_a_try) {
+  acquire_fsm fsm(true, std::nullopt);
+  auto a = fsm.start(/*behind_waiters=*/true, t0);
+  EXPECT_EQ(a.what, step::subscribe) << "it joins the queue first";
+  a = fsm.subscribed();
+  EXPECT_EQ(a.what, step::sleep);
+  EXPECT_EQ(a.until, t0 + acquire_fsm::no_ttl_recheck) << "a lost message costs this at most";
+  EXPECT_EQ(fsm.woken().what, step::send_try) << "its turn";
+  a = fsm.refused(500ms, t0 + 1ms);
+  EXPECT_EQ(a.what, step::sleep) << "refused, it waits as any queued waiter";
+  EXPECT_EQ(a.until, t0 + 501ms);
+  EXPECT_EQ(fsm.woken().what, step::send_try);
+  EXPECT_EQ(fsm.acquired().why, ending::acquired);
+
+  acquire_fsm unheard(true, std::nullopt);
+  unheard.start(true, t0);
+  EXPECT_EQ(unheard.subscribed(/*listening=*/false).what, step::send_try)
+      << "no messages will come: it looks for itself";
+  acquire_fsm once(false, std::nullopt);
+  EXPECT_EQ(once.start(true, t0).what, step::send_try) << "a single try looks at once";
+}
+
+TEST(acquire_fsm, a_wait_behind_waiters_looks_once_at_its_deadline_if_it_never_tried) {
+  const auto deadline = t0 + 200ms;
+  acquire_fsm fsm(true, deadline);
+  fsm.start(true, t0);
+  auto a = fsm.subscribed();
+  EXPECT_EQ(a.until, deadline);
+  EXPECT_EQ(fsm.timer_fired(a.timer, deadline).what, step::send_try);
+  a = fsm.refused(500ms, deadline);
+  EXPECT_EQ(a.what, step::finish);
+  EXPECT_EQ(a.why, ending::not_acquired);
+  EXPECT_TRUE(a.give_up);
+
+  acquire_fsm unconfirmed(true, deadline);
+  a = unconfirmed.start(true, t0);
+  EXPECT_EQ(unconfirmed.timer_fired(a.timer, deadline).what, step::send_try)
+      << "not confirmed by the deadline: one look all the same";
+  EXPECT_EQ(unconfirmed.subscribed().what, step::none) << "a late confirmation changes nothing";
+  EXPECT_EQ(unconfirmed.acquired().why, ending::acquired);
+
+  acquire_fsm cancelled(true, std::nullopt);
+  cancelled.start(true, t0);
+  cancelled.subscribed();
+  a = cancelled.cancel();
+  EXPECT_EQ(a.why, ending::cancelled);
+  EXPECT_FALSE(a.give_up) << "it never tried: nothing of it is on the server";
+}
+
 TEST(acquire_fsm, the_holders_ttl_decides_the_sleep) {
   auto fsm = queued_waiter(std::nullopt);
   EXPECT_EQ(fsm.refused(-1ms, t0).until, t0 + acquire_fsm::no_ttl_recheck) << "no TTL: a recheck";

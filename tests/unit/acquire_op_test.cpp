@@ -58,6 +58,7 @@ class fake_env final : public acquire_env {
   std::vector<std::pair<relock::pubsub::waiter*, relock::pubsub::waiter_queues::ready_callback>>
       joins_;
   int leaves_ = 0;
+  bool others_waiting_ = false;
   std::optional<clock::time_point> timer_at_;
   relock::detail::unique_function<void()> timer_fired_;
   std::set<std::pair<std::string, std::string>> holds_;
@@ -88,6 +89,7 @@ class fake_env final : public acquire_env {
   }
   void leave(relock::pubsub::waiter&, bool) override { ++leaves_; }
   bool take_permit(const relock::pubsub::waiter&) override { return false; }
+  bool has_waiters(const std::string&) const override { return others_waiting_; }
   clock::time_point now() const override { return now_; }
   void arm_timer(clock::time_point at, relock::detail::unique_function<void()> fired) override {
     timer_at_ = at;
@@ -216,6 +218,41 @@ TEST_F(acquire_op, a_refused_wait_subscribes_tries_again_and_wakes_on_a_message)
   EXPECT_TRUE(out.result.acquired);
   EXPECT_EQ(env->leaves_, 1);
   EXPECT_FALSE(env->timer_at_.has_value());
+}
+
+TEST_F(acquire_op, a_wait_behind_this_clients_waiters_joins_them_without_a_try) {
+  env->others_waiting_ = true;
+  outcome out;
+  start(env, request_for(t0 + 10s), out);
+  EXPECT_TRUE(env->calls_.empty()) << "no try ahead of the threads already waiting";
+  ASSERT_EQ(env->joins_.size(), 1u);
+  env->joins_[0].second({});
+  EXPECT_TRUE(env->calls_.empty());
+  EXPECT_EQ(env->timer_at_, t0 + acquire_fsm::no_ttl_recheck) << "a lost message costs this";
+  env->joins_[0].first->wake();
+  ASSERT_EQ(env->calls_.size(), 1u) << "its turn: it tries";
+  env->answer(acquired());
+  ASSERT_TRUE(out.done);
+  EXPECT_TRUE(out.result.acquired);
+  EXPECT_EQ(env->leaves_, 1);
+}
+
+TEST_F(acquire_op, a_reentry_and_a_single_try_never_wait_behind_this_clients_waiters) {
+  env->others_waiting_ = true;
+  env->holds_.insert({"lk", kind.field(owner)});
+  outcome reentry;
+  start(env, request_for(t0 + 10s), reentry);
+  ASSERT_EQ(env->calls_.size(), 1u) << "the owner holds it: it must not wait for itself";
+  env->answer(acquired());
+  EXPECT_TRUE(reentry.result.acquired);
+
+  env->holds_.clear();
+  outcome once;
+  start(env, request_for(std::nullopt, false), once);
+  ASSERT_EQ(env->calls_.size(), 1u) << "try_lock() looks once, at once";
+  env->answer(refused(100));
+  EXPECT_TRUE(once.done);
+  EXPECT_TRUE(env->joins_.empty());
 }
 
 TEST_F(acquire_op, a_lost_reply_is_taken_back_under_the_tries_latch_and_again_before_the_next_try) {
