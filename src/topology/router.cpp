@@ -11,6 +11,7 @@ std::optional<node> router::node_for(std::string_view key) const {
 
 void router::moved(std::uint16_t slot, node to) {
   map_.moved(slot, std::move(to));
+  complete_ = map_.covers_all();
   stale_ = true;
 }
 
@@ -18,13 +19,14 @@ void router::refreshed(slot_map map, time_point now) {
   auto reachable = map.for_ports(ports_);
   if (!reachable) return;
   map_ = std::move(*reachable);
+  complete_ = map_.covers_all();
   stale_ = false;
   last_refresh_ = now;
 }
 
 bool router::refresh_due(time_point now) const {
   if (single_) return false;
-  if (stale_ || !map_.covers_all()) return now - last_refresh_ >= min_gap;
+  if (stale_ || !complete_) return now - last_refresh_ >= min_gap;
   return now - last_refresh_ >= period;
 }
 

@@ -21,7 +21,7 @@ class router {
   explicit router(node server) : single_(std::move(server)) {}
   // A cluster, from its first map, reached at the ports of `ports` (TLS: the nodes' TLS ports).
   explicit router(slot_map map, port_kind ports = port_kind::plain)
-      : map_(std::move(map)), ports_(ports) {}
+      : map_(std::move(map)), ports_(ports), complete_(map_.covers_all()) {}
 
   bool cluster() const { return !single_.has_value(); }
 
@@ -53,6 +53,9 @@ class router {
   std::optional<node> single_;
   slot_map map_;
   port_kind ports_ = port_kind::plain;
+  // map_.covers_all(), kept as the map changes: refresh_due runs on every send and reply, and
+  // the scan of 16,384 slots took a third of a cluster client's CPU (bench/RESULTS.md, session 29).
+  bool complete_ = false;
   bool stale_ = false;
   time_point last_refresh_{};
 };
