@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "support/reply_builders.hpp"
 #include "topology/router.hpp"
 
 using namespace std::chrono_literals;
@@ -16,11 +17,12 @@ using relock::topology::node;
 using relock::topology::router;
 using relock::topology::slot_map;
 
+namespace router_test {  // keeps this file's names apart in a unity build
 namespace {
 
-reply str(std::string s) { return reply::make_string(std::move(s)); }
-reply num(std::int64_t v) { return reply::make_integer(v); }
-reply arr(std::vector<reply> e) { return reply::make_array(std::move(e)); }
+using relock::test::arr;
+using relock::test::num;
+using relock::test::str;
 
 // CLUSTER SLOTS with one master per range: [first, last, [host, port, id, metadata]].
 reply slots(std::vector<std::tuple<int, int, int>> ranges) {
@@ -66,3 +68,5 @@ TEST(router, a_moved_slot_makes_the_map_suspect) {
   EXPECT_TRUE(r.refresh_due(t0 + router::min_gap));
   ASSERT_TRUE(r.node_for("anything").has_value());
 }
+
+}  // namespace router_test

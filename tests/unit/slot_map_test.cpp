@@ -4,6 +4,7 @@
 #include <functional>
 #include <ostream>
 
+#include "support/reply_builders.hpp"
 #include "topology/slot_map.hpp"
 
 using relock::resp::reply;
@@ -34,9 +35,9 @@ void PrintTo(const slot_map& map, std::ostream* os) {
 // over RESP2 (the protocol relock speaks). Node ids are shortened.
 namespace {
 
-reply str(std::string s) { return reply::make_string(std::move(s)); }
-reply num(std::int64_t v) { return reply::make_integer(v); }
-reply arr(std::vector<reply> e) { return reply::make_array(std::move(e)); }
+using relock::test::arr;
+using relock::test::num;
+using relock::test::str;
 
 const std::string here = "127.0.0.1";
 

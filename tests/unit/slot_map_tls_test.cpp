@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "support/reply_builders.hpp"
 #include "topology/router.hpp"
 #include "topology/slot_map.hpp"
 
@@ -26,9 +27,9 @@ using relock::topology::port_kind;
 using relock::topology::router;
 using relock::topology::slot_map;
 
-reply str(std::string s) { return reply::make_string(std::move(s)); }
-reply num(std::int64_t v) { return reply::make_integer(v); }
-reply arr(std::vector<reply> e) { return reply::make_array(std::move(e)); }
+using relock::test::arr;
+using relock::test::num;
+using relock::test::str;
 
 // A node as CLUSTER SHARDS gives it; a port of 0 leaves its field out, as Redis does.
 reply shard_node(std::int64_t port, std::int64_t tls_port, std::string role,
