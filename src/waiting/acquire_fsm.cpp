@@ -19,6 +19,7 @@ acquire_fsm::action acquire_fsm::start(bool behind_waiters, time_point now) {
 acquire_fsm::action acquire_fsm::try_now() {
   phase_ = phase::trying;
   tried_ = true;
+  behind_ = false;
   ++timer_;  // a timer asked for before this try no longer counts
   return {.what = step::send_try};
 }
@@ -192,7 +193,7 @@ acquire_fsm::action acquire_fsm::settled(std::error_code ec, time_point now) {
 acquire_fsm::action acquire_fsm::subscribed(bool listening) {
   if (phase_ != phase::subscribing) return {};
   listening_ = listening;
-  if (!behind_ || tried_ || !listening) return try_now();
+  if (!behind_ || !listening) return try_now();
   // Its turn comes with a release's message; a lost one costs no_ttl_recheck at most.
   return sleep_for(no_ttl_recheck, behind_since_);
 }
@@ -216,7 +217,7 @@ acquire_fsm::action acquire_fsm::timer(time_point now) {
     // The subscription is not confirmed by the deadline: the wait is over, after one look if
     // it has not tried yet.
     if (!deadline_passed(now)) return {};
-    return tried_ ? finish(ending::not_acquired) : try_now();
+    return behind_ ? try_now() : finish(ending::not_acquired);
   }
   if (phase_ != phase::sleeping) return {};
   if (cancel_requested_) return finish(ending::cancelled, errc::cancelled);
@@ -228,7 +229,7 @@ acquire_fsm::action acquire_fsm::timer(time_point now) {
       return try_now();
     }
     // Queued behind this client's waiters, it has not looked yet: it does, once.
-    if (!tried_) return try_now();
+    if (behind_) return try_now();
     // A wait that ends while Redis is still away (or its replicas) says so, not "not acquired".
     if (outage_) return finish(ending::outage, errc::connection);
     if (unsynced_) return finish(ending::failed, errc::no_synced_replicas);

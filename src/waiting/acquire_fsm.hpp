@@ -156,7 +156,8 @@ class acquire_fsm {
   duration next_backoff_{0};
   std::uint64_t jitter_state_ = 0;
   bool tried_ = false;  // a try was sent: a finish without the hold gives up
-  // Queued behind this client's waiters without a try, since `behind_since_`.
+  // Queued behind this client's waiters and not tried yet (the first try clears it), since
+  // `behind_since_`.
   bool behind_ = false;
   time_point behind_since_{};
   phase phase_ = phase::idle;
