@@ -24,6 +24,7 @@ drop_the_dead(data, now, owner)
 
 if data.free and (not data.queue[1] or data.queue[1] == owner) then
   if data.queue[1] then
+    data.deferred = {}  -- those behind move up, and the new head's turn starts: one ZADD
     leave_queue(data, owner, queue_timeout)
     drop_the_dead(data, now)  -- the new head may be one that was queued without a deadline
     -- The new head's turn starts now: it has the lease and a queue timeout from here, whatever
@@ -31,6 +32,7 @@ if data.free and (not data.queue[1] or data.queue[1] == owner) then
     if data.queue[1] then
       keep_alive(data, data.queue[1], now + tonumber(lease) + queue_timeout, queue_timeout)
     end
+    flush_deadlines(data)
   end
   redis.call('hset', KEYS[1], owner, 1)
   redis.call('pexpire', KEYS[1], lease)

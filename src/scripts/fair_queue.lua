@@ -25,6 +25,15 @@ local function refusal(key, found, expected)
                            expected .. '; nothing was changed')
 end
 
+-- A finite number of milliseconds, or nil.
+local function as_deadline(score)
+  local d = tonumber(score)
+  if d == nil or d ~= d or d == math.huge or d == -math.huge then
+    return nil
+  end
+  return d
+end
+
 -- The lock's type, the queue and the deadlines, or (nil, an error reply) for data that no fair
 -- lock writes: another Redis type under one of the keys, or a deadline that is not a finite
 -- number of milliseconds. Read before anything is written, so a refusal changes nothing.
@@ -43,8 +52,8 @@ local function read_fair_data()
   end
   local deadline = {}
   for i = 1, #scored, 2 do
-    local d = tonumber(scored[i + 1])
-    if d == nil or d ~= d or d == math.huge or d == -math.huge then
+    local d = as_deadline(scored[i + 1])
+    if d == nil then
       return nil, redis.error_reply('WRONGTYPE the deadline of ' .. scored[i] .. ' in ' ..
                                     KEYS[3] .. ' is ' .. scored[i + 1] ..
                                     ', not a time; nothing was changed')
@@ -52,6 +61,36 @@ local function read_fair_data()
     deadline[scored[i]] = d
   end
   return {free = lock_type == 'none', queue = queue, deadline = deadline}
+end
+
+-- A release's narrow read, for its common case: `owner` holds the lock, and the queue is empty
+-- or its head has a deadline that has not passed. Then three small reads (the owner's count,
+-- the head, the head's deadline) stand for the whole queue and its deadlines: the count and a
+-- view of the data that holds the head alone (`partial`). Anything else (a caller holding
+-- nothing, a dead head, a refusal to word) returns nil and is left to read_fair_data. Strays
+-- among the deadlines, and a bad deadline behind the head, are not seen here: they change
+-- nothing a release does, and the next acquire or give-up repairs or refuses them.
+local function read_release_view(owner, now)
+  local read_lock, count = pcall(redis.call, 'hget', KEYS[1], owner)
+  if not read_lock or not count or not tonumber(count) then
+    return nil
+  end
+  local read_queue, head = pcall(redis.call, 'lindex', KEYS[2], 0)
+  if not read_queue then
+    return nil
+  end
+  local read_deadline, score = pcall(redis.call, 'zscore', KEYS[3], head or owner)
+  if not read_deadline then
+    return nil
+  end
+  if not head then
+    return tonumber(count), {free = false, queue = {}, deadline = {}}
+  end
+  local d = as_deadline(score)
+  if not d or d <= now then
+    return nil
+  end
+  return tonumber(count), {free = false, queue = {head}, deadline = {[head] = d}, partial = true}
 end
 
 -- The same for a script under a request's latch (a release, a give-up): the answer an earlier
@@ -114,15 +153,31 @@ local function drop_the_dead(data, now, alive)
   end
 end
 
--- Writes the deadlines in `changed` (owner -> new deadline) in one ZADD.
+-- Writes the deadlines in `changed` (owner -> new deadline) in one ZADD; while `data.deferred`
+-- is set, only notes them there, for flush_deadlines to write together.
 local function write_deadlines(data, changed)
   local pairs_out = {}
   for owner, d in pairs(changed) do
     data.deadline[owner] = d
-    pairs_out[#pairs_out + 1] = d
-    pairs_out[#pairs_out + 1] = owner
+    if data.deferred then
+      data.deferred[owner] = true
+    else
+      pairs_out[#pairs_out + 1] = d
+      pairs_out[#pairs_out + 1] = owner
+    end
   end
   call_batched('zadd', KEYS[3], pairs_out)
+end
+
+-- Writes what was deferred, in one ZADD: the deadlines still there (one dropped meanwhile is
+-- gone from the set already and stays gone).
+local function flush_deadlines(data)
+  local changed = {}
+  for owner in pairs(data.deferred) do
+    changed[owner] = data.deadline[owner]
+  end
+  data.deferred = nil
+  write_deadlines(data, changed)
 end
 
 -- `owner` leaves the queue and the deadlines, and everyone behind it moves up a place: their
@@ -209,6 +264,9 @@ local function tell_head(data, channel, message, publish, now, unheard_timeout, 
     write_deadlines(data, {[head] = cap})
   end
   local next_in_line = data.queue[2]
+  if data.partial then  -- a release's narrow read holds the head alone
+    next_in_line = redis.call('lindex', KEYS[2], 1) or nil
+  end
   if next_in_line and next_in_line ~= head and next_in_line ~= caller then
     publish_to(channel .. ':' .. next_in_line, message, publish)
   end
