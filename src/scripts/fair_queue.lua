@@ -5,7 +5,9 @@
 -- (zset: owner -> Unix ms by the waiter's clock after which it is presumed dead).
 --
 -- A script reads the three keys once (read_fair_data) and works on that copy, writing back only
--- what changes, in as few commands as it can: a script's cost is mostly its number of calls.
+-- what changes, in as few commands as it can: a script's cost is mostly its number of calls and
+-- the size of their replies (a ZRANGE WITHSCORES of seven waiters costs as much as three small calls). The
+-- holder's release, the hot path of a handoff, reads less still (read_release_view).
 -- The queue and its deadlines are repaired as they are read, never trusted to agree: an owner in
 -- the list with no deadline, or a deadline with no place in the list, is what an interrupted
 -- older client can leave behind (redisson/redisson#5989), and neither may stop the queue or
