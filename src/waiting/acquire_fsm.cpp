@@ -7,11 +7,14 @@
 
 namespace relock::detail::waiting {
 
-acquire_fsm::action acquire_fsm::start(bool behind_waiters, time_point now) {
+acquire_fsm::action acquire_fsm::start(bool behind_waiters, time_point now, bool listening) {
   if (phase_ != phase::idle) return {};
-  if (!behind_waiters || !wait_ || backoff_) return try_now();
-  behind_ = queued_ = true;
+  if (!wait_ || backoff_ || !(behind_waiters || listening)) return try_now();
+  // Join first: behind this client's waiters, to sleep until its turn; or on a channel already
+  // confirmed, so the try that follows at once is heard after and needs no second one.
+  behind_ = behind_waiters;
   behind_since_ = now;
+  queued_ = true;
   phase_ = phase::subscribing;
   return with_timer({.what = step::subscribe, .until = deadline_});
 }

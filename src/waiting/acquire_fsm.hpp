@@ -5,6 +5,10 @@
 //
 //   try --refused--> subscribe --confirmed--> try --refused--> sleep --woken/timer--> try ...
 //
+// A wait on a channel this client already listens on (confirmed: a fair lock's waiter whose own
+// channel lingers after its last wait) joins first and then tries: a release after that try is
+// heard, so one try is enough before it sleeps.
+//
 // A wait that starts behind waiters of its own client on the same channel does not try first:
 // it joins their queue and sleeps until its turn comes (a message, or no_ttl_recheck at most),
 // so a thread that releases and locks again at once does not overtake the threads of its
@@ -98,8 +102,9 @@ class acquire_fsm {
 
   // `behind_waiters`: this client already has waiters on the channel this wait would join, and
   // the owner holds nothing here (a re-entry must not wait behind its own hold); `now` then
-  // times the first sleep.
-  action start(bool behind_waiters = false, time_point now = {});
+  // times the first sleep. `listening`: this client's subscription to that channel is already
+  // confirmed; the wait joins (step::subscribe, answered at once) and then tries.
+  action start(bool behind_waiters = false, time_point now = {}, bool listening = false);
   // The try's reply: acquired, refused with the holder's remaining TTL (-1: none), or an error
   // (`outage`: for want of Redis, the try may or may not have run). `owner_holds`: the owner
   // held the key before the try (a re-entry), so a take-back would undo an older hold.

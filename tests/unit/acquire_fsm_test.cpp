@@ -87,6 +87,29 @@ TEST(acquire_fsm, a_wait_behind_waiters_of_its_client_sleeps_until_its_turn_with
   EXPECT_EQ(once.start(true, t0).what, step::send_try) << "a single try looks at once";
 }
 
+TEST(acquire_fsm, a_wait_on_a_channel_already_listened_to_joins_first_and_tries_once) {
+  acquire_fsm fsm(true, t0 + 10s);
+  auto a = fsm.start(/*behind_waiters=*/false, t0, /*listening=*/true);
+  EXPECT_EQ(a.what, step::subscribe) << "it joins before it tries";
+  EXPECT_EQ(a.until, t0 + 10s);
+  EXPECT_EQ(fsm.subscribed().what, step::send_try) << "confirmed: it tries at once";
+  a = fsm.refused(500ms, t0 + 1ms);
+  EXPECT_EQ(a.what, step::sleep) << "a release after the try is heard: no second try";
+  EXPECT_EQ(a.until, t0 + 501ms);
+  EXPECT_EQ(fsm.woken().what, step::send_try);
+  EXPECT_EQ(fsm.acquired().why, ending::acquired);
+
+  acquire_fsm once(false, std::nullopt);
+  EXPECT_EQ(once.start(false, t0, true).what, step::send_try) << "a single try never joins";
+  acquire_fsm spin(true, std::nullopt, acquire_fsm::backoff{1ms, 8ms});
+  EXPECT_EQ(spin.start(false, t0, true).what, step::send_try) << "a spin lock never listens";
+  acquire_fsm lost(true, std::nullopt);
+  lost.start(false, t0, true);
+  EXPECT_EQ(lost.subscribed(/*listening=*/false).what, step::send_try);
+  EXPECT_EQ(lost.refused(5s, t0).until, t0 + acquire_fsm::no_ttl_recheck)
+      << "the subscription was lost meanwhile: it looks again every recheck";
+}
+
 TEST(acquire_fsm, a_wait_behind_waiters_looks_once_at_its_deadline_if_it_never_tried) {
   const auto deadline = t0 + 200ms;
   acquire_fsm fsm(true, deadline);
