@@ -52,6 +52,10 @@ class waiter_list {
   // True (and consumes it) when a wake came while nobody was waiting to hear it.
   bool take_permit();
 
+  // Drops the permits: a waiter joining an idle list tries before it sleeps, so what came
+  // while nobody waited has nothing to tell it.
+  void clear_permits() { permits_ = 0; }
+
   bool empty() const { return head_ == nullptr; }
   std::size_t permits() const { return permits_; }
 

@@ -7,14 +7,16 @@
 namespace relock::pubsub {
 
 void waiter_queues::join(const std::string& channel, wake_count wakes, waiter& w,
-                         ready_callback ready) {
+                         ready_callback ready, std::chrono::milliseconds linger) {
   auto& slot = queues_[channel];
   if (!slot) {
     slot = std::make_shared<queue>();
     slot->channel = channel;
     slot->wakes = wakes;
+    slot->linger = linger;
   }
   queue& q = *slot;
+  if (q.waiters.empty()) q.waiters.clear_permits();
   w.channel_ = channel;
   q.waiters.push(w);
 
@@ -52,11 +54,28 @@ void waiter_queues::leave(waiter& w, bool used_wake) {
   queue& q = *it->second;
   q.waiters.remove(w, used_wake);
   std::erase_if(q.not_ready, [&](const auto& entry) { return entry.first == &w; });
-  if (q.waiters.empty()) {
-    // The last waiter is gone: release the channel, so waiting on many names leaves nothing.
-    if (q.listener) subscriber_.remove(q.listener);
-    queues_.erase(it);
-  }
+  if (q.waiters.empty()) linger_or_drop(it);
+}
+
+void waiter_queues::linger_or_drop(
+    std::unordered_map<std::string, std::shared_ptr<queue>>::iterator it) {
+  queue& q = *it->second;
+  if (q.linger.count() <= 0 || !q.confirmed) return drop(it);
+  if (!q.idle) q.idle = std::make_unique<asio::steady_timer>(subscriber_.io());
+  q.idle->expires_after(q.linger);
+  std::weak_ptr<queue> weak = it->second;
+  q.idle->async_wait([this, weak](std::error_code ec) {
+    auto alive = weak.lock();
+    if (ec || !alive || !alive->waiters.empty()) return;  // replaced, or waited on again
+    auto found = queues_.find(alive->channel);
+    if (found != queues_.end() && found->second == alive) drop(found);
+  });
+}
+
+void waiter_queues::drop(std::unordered_map<std::string, std::shared_ptr<queue>>::iterator it) {
+  // Nobody waits: release the channel, so waiting on many names leaves nothing.
+  if (it->second->listener) subscriber_.remove(it->second->listener);
+  queues_.erase(it);
 }
 
 bool waiter_queues::take_permit(const waiter& w) {

@@ -52,13 +52,18 @@ class acquire_env {
   virtual void release(release_request request, release_callback done) = 0;
 
   // Waiting.
+  // `linger`: how long `channel` stays subscribed after its last waiter left (waiter_queues).
   virtual void join(const std::string& channel, pubsub::wake_count wakes, pubsub::waiter& w,
-                    pubsub::waiter_queues::ready_callback ready) = 0;
+                    pubsub::waiter_queues::ready_callback ready,
+                    std::chrono::milliseconds linger) = 0;
   virtual void leave(pubsub::waiter& w, bool used_wake) = 0;
   // A permit left by a message nobody used (a semaphore's): `w` takes it.
   virtual bool take_permit(const pubsub::waiter& w) = 0;
   // Whether this client has waiters queued on `channel` now.
   virtual bool has_waiters(const std::string& channel) const = 0;
+  // Whether this client listens on `channel` already: subscribed and confirmed, with waiters or
+  // lingering without.
+  virtual bool listening(const std::string& channel) const = 0;
   virtual clock::time_point now() const = 0;
   // One timer: arming it again replaces what it was armed for.
   virtual void arm_timer(clock::time_point at, unique_function<void()> fired) = 0;

@@ -25,6 +25,12 @@ using ending = acquire_fsm::ending;
 
 bool outage(std::error_code ec) { return ec == errc::timeout || ec == errc::connection; }
 
+// An owner's own channel (a fair lock's waiter's) stays subscribed this long after its wait
+// ends: the same owner waiting again soon finds it listening and tries once, with no new
+// subscription (acquire_fsm::start). Only the queue's head is told there, and an owner that
+// does not wait is not queued, so a lingering channel costs a subscription, not messages.
+constexpr std::chrono::milliseconds own_channel_linger{1'000};
+
 // The waiters of a kind that does not listen (a spin lock) back off as the client's settings
 // say, with jitter from a seed of their own, so spinners that started together do not retry
 // together.
@@ -70,7 +76,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
         });
       });
     }
-    act(fsm_.start(behind_own_waiters(), env_->now()));
+    act(fsm_.start(behind_own_waiters(), env_->now(),
+                   request_.wait && env_->listening(request_.listens_on())));
   }
 
  private:
@@ -191,14 +198,17 @@ class acquire_op : public std::enable_shared_from_this<acquire_op>, public shutd
   void subscribe(const acquire_fsm::action& a) {
     queued_ = true;
     arm_timer(a);
-    env_->join(request_.listens_on(), request_.grant->wakes, waiter_,
-               [self = shared_from_this()](std::error_code ec) {
-                 if (ec && !self->fsm_.done()) {
-                   self->env_->log(log_level::warning, "waiting on '" + self->request_.key +
-                                                           "' without messages: " + ec.message());
-                 }
-                 self->act(self->fsm_.subscribed(!ec));
-               });
+    env_->join(
+        request_.listens_on(), request_.grant->wakes, waiter_,
+        [self = shared_from_this()](std::error_code ec) {
+          if (ec && !self->fsm_.done()) {
+            self->env_->log(log_level::warning, "waiting on '" + self->request_.key +
+                                                    "' without messages: " + ec.message());
+          }
+          self->act(self->fsm_.subscribed(!ec));
+        },
+        request_.grant->waiter_channel == nullptr ? std::chrono::milliseconds(0)
+                                                  : own_channel_linger);
   }
 
   void arm_timer(const acquire_fsm::action& a) {

@@ -34,13 +34,17 @@ class core_acquire_env final : public acquire_env {
   }
 
   void join(const std::string& channel, pubsub::wake_count wakes, pubsub::waiter& w,
-            pubsub::waiter_queues::ready_callback ready) override {
-    core_->waiters().join(channel, wakes, w, std::move(ready));
+            pubsub::waiter_queues::ready_callback ready,
+            std::chrono::milliseconds linger) override {
+    core_->waiters().join(channel, wakes, w, std::move(ready), linger);
   }
   void leave(pubsub::waiter& w, bool used_wake) override { core_->waiters().leave(w, used_wake); }
   bool take_permit(const pubsub::waiter& w) override { return core_->waiters().take_permit(w); }
   bool has_waiters(const std::string& channel) const override {
     return core_->waiters().has_waiters(channel);
+  }
+  bool listening(const std::string& channel) const override {
+    return core_->waiters().confirmed(channel);
   }
   clock::time_point now() const override { return clock::now(); }
   void arm_timer(clock::time_point at, unique_function<void()> fired) override {

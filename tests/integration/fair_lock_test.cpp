@@ -387,6 +387,39 @@ TEST(fair_lock, live_waiters_keep_their_place_however_long_the_holder_holds) {
   EXPECT_TRUE(queue_is_clean(raw));
 }
 
+TEST(fair_lock, an_owner_that_waits_again_soon_finds_its_channel_listening_and_tries_once) {
+  redis_server server;
+  relock::client client(settings_for(server));
+  auto raw = raw_client::to(server);
+  auto lock = client.fair_lock("fair");
+  const auto waiter = relock::owner::unique();
+  const std::string own_channel = "redisson_lock__channel:{fair}:" + lock.owner_field(waiter);
+  auto listeners = [&] {
+    return raw.command({"PUBSUB", "NUMSUB", own_channel}).elements.at(1).integer;
+  };
+  lock.lock();
+  auto first = wait_for_turn(lock, waiter);
+  ASSERT_TRUE(wait_until([&] { return queued(raw) == 1 && listeners() == 1; }, 5s));
+  lock.unlock();
+  ASSERT_EQ(first.wait_for(5s), std::future_status::ready);
+  lock.async_unlock(waiter, asio::use_future).get();
+  EXPECT_EQ(listeners(), 1) << "its channel stays a while after its wait";
+
+  // Waiting again: it joins its channel, still confirmed, and tries once; no second try.
+  lock.lock();
+  raw.command({"CONFIG", "RESETSTAT"});
+  auto second = wait_for_turn(lock, waiter);
+  ASSERT_TRUE(wait_until([&] { return queued(raw) == 1; }, 5s));
+  lock.unlock();
+  ASSERT_EQ(second.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(scripts_answered(raw), 3) << "its try, the release, its try when told";
+  EXPECT_EQ(calls_of(raw, "subscribe"), 0);
+  lock.async_unlock(waiter, asio::use_future).get();
+  // Then, with nobody waiting, the channel goes.
+  EXPECT_TRUE(wait_until([&] { return listeners() == 0; }, 5s));
+  EXPECT_TRUE(queue_is_clean(raw));
+}
+
 TEST(fair_lock, the_holder_reenters_and_a_try_without_wait_never_queues) {
   redis_server server;
   relock::client client(settings_for(server));

@@ -14,6 +14,7 @@
 #include <relock/errors.hpp>
 
 #include "client_core.hpp"
+#include "locks/lock_kinds.hpp"
 #include "synchronizers/synchronizer_kinds.hpp"
 #include "waiting/acquire_env.hpp"
 #include "waiting/acquire_fsm.hpp"
@@ -59,6 +60,8 @@ class fake_env final : public acquire_env {
       joins_;
   int leaves_ = 0;
   bool others_waiting_ = false;
+  bool listening_ = false;
+  std::vector<std::chrono::milliseconds> lingers_;
   std::optional<clock::time_point> timer_at_;
   relock::detail::unique_function<void()> timer_fired_;
   std::set<std::pair<std::string, std::string>> holds_;
@@ -84,12 +87,15 @@ class fake_env final : public acquire_env {
     releases_.push_back({std::move(request), std::move(done)});
   }
   void join(const std::string&, relock::pubsub::wake_count, relock::pubsub::waiter& w,
-            relock::pubsub::waiter_queues::ready_callback ready) override {
+            relock::pubsub::waiter_queues::ready_callback ready,
+            std::chrono::milliseconds linger) override {
     joins_.emplace_back(&w, std::move(ready));
+    lingers_.push_back(linger);
   }
   void leave(relock::pubsub::waiter&, bool) override { ++leaves_; }
   bool take_permit(const relock::pubsub::waiter&) override { return false; }
   bool has_waiters(const std::string&) const override { return others_waiting_; }
+  bool listening(const std::string&) const override { return listening_; }
   clock::time_point now() const override { return now_; }
   void arm_timer(clock::time_point at, relock::detail::unique_function<void()> fired) override {
     timer_at_ = at;
@@ -235,6 +241,44 @@ TEST_F(acquire_op, a_wait_behind_this_clients_waiters_joins_them_without_a_try) 
   ASSERT_TRUE(out.done);
   EXPECT_TRUE(out.result.acquired);
   EXPECT_EQ(env->leaves_, 1);
+}
+
+TEST_F(acquire_op, a_wait_on_a_channel_this_client_listens_on_joins_then_tries_once) {
+  env->listening_ = true;
+  outcome out;
+  start(env, request_for(t0 + 10s), out);
+  EXPECT_TRUE(env->calls_.empty()) << "it joins first";
+  ASSERT_EQ(env->joins_.size(), 1u);
+  EXPECT_EQ(env->lingers_.at(0), 0ms) << "the lock's shared channel goes with its last waiter";
+  env->joins_[0].second({});
+  ASSERT_EQ(env->calls_.size(), 1u) << "then it tries";
+  env->answer(refused(5000));
+  EXPECT_TRUE(env->calls_.empty()) << "one try: a release after it is heard";
+  EXPECT_EQ(env->timer_at_, t0 + 5s);
+  env->joins_[0].first->wake();
+  ASSERT_EQ(env->calls_.size(), 1u);
+  env->answer(acquired());
+  ASSERT_TRUE(out.done);
+  EXPECT_TRUE(out.result.acquired);
+}
+
+TEST_F(acquire_op, an_owners_own_channel_lingers_after_its_wait_the_locks_shared_one_does_not) {
+  outcome shared;
+  start(env, request_for(t0 + 10s), shared);
+  env->answer(refused(5000));
+  ASSERT_EQ(env->lingers_.size(), 1u);
+  EXPECT_EQ(env->lingers_[0], 0ms) << "every release publishes there: it goes with its waiter";
+
+  const auto& fair = relock::detail::locks::fair_lock_kind;
+  auto own = request_for(t0 + 10s);
+  own.grant = &fair;
+  own.hold = &fair;
+  own.waiter_channel = fair.waiter_channel(own.key, owner);
+  outcome waited;
+  start(env, std::move(own), waited);
+  env->answer(refused(5000));
+  ASSERT_EQ(env->lingers_.size(), 2u);
+  EXPECT_GT(env->lingers_[1], 0ms) << "only this owner's turn is told there";
 }
 
 TEST_F(acquire_op, a_reentry_and_a_single_try_never_wait_behind_this_clients_waiters) {
