@@ -67,32 +67,35 @@ end
 
 -- A release's narrow read, for its common case: `owner` holds the lock, and the queue is empty
 -- or its head has a deadline that has not passed. Then three small reads (the owner's count,
--- the head, the head's deadline) stand for the whole queue and its deadlines: the count and a
--- view of the data that holds the head alone (`partial`). Anything else (a caller holding
--- nothing, a dead head, a refusal to word) returns nil and is left to read_fair_data. Strays
--- among the deadlines, and a bad deadline behind the head, are not seen here: they change
--- nothing a release does, and the next acquire or give-up repairs or refuses them.
+-- the first two in the queue, the head's deadline) stand for the whole queue and its deadlines:
+-- the count and a view of the data that holds those two (all tell_head reads). Anything else (a
+-- caller holding nothing, a dead head, a refusal to word) returns nil and is left to
+-- read_fair_data. Strays among the deadlines, and a bad deadline behind the head, are not seen
+-- here: they change nothing a release does, and the next acquire or give-up repairs or refuses
+-- them.
 local function read_release_view(owner, now)
-  local read_lock, count = pcall(redis.call, 'hget', KEYS[1], owner)
-  if not read_lock or not count or not tonumber(count) then
+  local read_lock, held = pcall(redis.call, 'hget', KEYS[1], owner)
+  local count = read_lock and tonumber(held)
+  if not count then
     return nil
   end
-  local read_queue, head = pcall(redis.call, 'lindex', KEYS[2], 0)
+  local read_queue, first = pcall(redis.call, 'lrange', KEYS[2], 0, 1)
   if not read_queue then
     return nil
   end
+  local head = first[1]
   local read_deadline, score = pcall(redis.call, 'zscore', KEYS[3], head or owner)
   if not read_deadline then
     return nil
   end
   if not head then
-    return tonumber(count), {free = false, queue = {}, deadline = {}}
+    return count, {free = false, queue = {}, deadline = {}}
   end
   local d = as_deadline(score)
   if not d or d <= now then
     return nil
   end
-  return tonumber(count), {free = false, queue = {head}, deadline = {[head] = d}, partial = true}
+  return count, {free = false, queue = first, deadline = {[head] = d}}
 end
 
 -- The same for a script under a request's latch (a release, a give-up): the answer an earlier
@@ -266,9 +269,6 @@ local function tell_head(data, channel, message, publish, now, unheard_timeout, 
     write_deadlines(data, {[head] = cap})
   end
   local next_in_line = data.queue[2]
-  if data.partial then  -- a release's narrow read holds the head alone
-    next_in_line = redis.call('lindex', KEYS[2], 1) or nil
-  end
   if next_in_line and next_in_line ~= head and next_in_line ~= caller then
     publish_to(channel .. ':' .. next_in_line, message, publish)
   end

@@ -160,7 +160,8 @@ TEST(fair_scripts, an_unheard_heads_short_deadline_does_not_pass_to_those_behind
   EXPECT_EQ(e.queue().front(), "n:1");
 }
 
-TEST(fair_scripts, a_release_that_reads_the_head_alone_still_tells_the_one_behind_an_unheard_head) {
+TEST(fair_scripts,
+     a_release_that_reads_the_queues_first_two_still_tells_the_one_behind_an_unheard_head) {
   env e;
   e.unheard = 5s;
   ASSERT_TRUE(e.acquire("holder:1").value.is_nil());
@@ -192,8 +193,8 @@ TEST(fair_scripts, half_written_queues_never_fail_a_script_nor_stop_the_queue) {
                                 bool strays_repaired = true) {
     ASSERT_FALSE(r.ec && r.value.is_error()) << what << ": " << r.value.str;
     // After any script the head has a deadline that has not passed; after any but a release
-    // (whose common case reads the head alone: fair_queue.lua's read_release_view) strays are
-    // gone too: every deadline belongs to a queued owner.
+    // (whose common case reads the queue's first two: fair_queue.lua's read_release_view)
+    // strays are gone too: every deadline belongs to a queued owner.
     auto queue = e.queue();
     std::set<std::string> queued(queue.begin(), queue.end());
     auto deadlines = e.deadlines();
