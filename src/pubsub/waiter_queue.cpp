@@ -57,8 +57,7 @@ void waiter_queues::leave(waiter& w, bool used_wake) {
   if (q.waiters.empty()) linger_or_drop(it);
 }
 
-void waiter_queues::linger_or_drop(
-    std::unordered_map<std::string, std::shared_ptr<queue>>::iterator it) {
+void waiter_queues::linger_or_drop(queue_map::iterator it) {
   queue& q = *it->second;
   if (q.linger.count() <= 0 || !q.confirmed) return drop(it);
   if (!q.idle) q.idle = std::make_unique<asio::steady_timer>(subscriber_.io());
@@ -72,7 +71,7 @@ void waiter_queues::linger_or_drop(
   });
 }
 
-void waiter_queues::drop(std::unordered_map<std::string, std::shared_ptr<queue>>::iterator it) {
+void waiter_queues::drop(queue_map::iterator it) {
   // Nobody waits: release the channel, so waiting on many names leaves nothing.
   if (it->second->listener) subscriber_.remove(it->second->listener);
   queues_.erase(it);

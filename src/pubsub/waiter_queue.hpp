@@ -79,12 +79,14 @@ class waiter_queues {
   };
 
   void subscribe(const std::shared_ptr<queue>& q);
-  void linger_or_drop(std::unordered_map<std::string, std::shared_ptr<queue>>::iterator it);
-  void drop(std::unordered_map<std::string, std::shared_ptr<queue>>::iterator it);
+  using queue_map = std::unordered_map<std::string, std::shared_ptr<queue>>;
+
+  void linger_or_drop(queue_map::iterator it);
+  void drop(queue_map::iterator it);
   void on_event(queue& q, const event& e);
 
   channels& subscriber_;
-  std::unordered_map<std::string, std::shared_ptr<queue>> queues_;
+  queue_map queues_;
 };
 
 }  // namespace relock::pubsub
